@@ -1,0 +1,3 @@
+/* placeholder: cli written next */
+#include <stdio.h>
+int main(void) { puts("mla: not yet"); return 0; }

@@ -1,0 +1,4 @@
+/* STUB: replaced by the real implementation. */
+#include "cpu.h"
+mla_status mla_cpu_cache_store(mla_ctx *ctx, const mla_cache_store_args *a) { (void)a; return mla_core_refuse(ctx, "cache_store"); }
+mla_status mla_cpu_quantize_q_rope_aware(mla_ctx *ctx, const mla_quantize_q_rope_aware_args *a) { (void)a; return mla_core_refuse(ctx, "quantize_q_rope_aware"); }
