@@ -10,6 +10,7 @@ all: $(BUILD)/Makefile
 	@cmake --build $(BUILD) -j $(JOBS)
 
 $(BUILD)/Makefile: CMakeLists.txt
+	@bash scripts/setup.sh
 	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
 
 test: all

@@ -1,0 +1,5 @@
+/* STUB: replaced by the real implementation. */
+#include "cuda.h"
+
+extern "C" mla_status mla_cuda_prefill(mla_ctx *ctx, const mla_prefill_args *a) { (void)a; return mla_core_refuse(ctx, "prefill"); }
+extern "C" size_t mla_cuda_prefill_workspace(const mla_ctx *ctx, const mla_prefill_args *a) { (void)ctx; (void)a; return 0; }
