@@ -4,6 +4,7 @@
        amax by xor shuffles), lanes 0..7 own the rope; 16-byte accesses when aligned    (default)
    v1  quantize_q_rope_aware: one CTA per token, amax over all heads by block reduction, then a
        second pass quantizes; 16-byte accesses when aligned                               (default)
+   Not yet timed (written without a GPU at hand).
    Run alone: build/tests/test_cuda_misc (CUDA against the CPU backend, byte for byte).
 
    Exactness: every scale is a power of two (pow2_scale_dev, the bit twin of pow2_scale_ref), so

@@ -5,7 +5,11 @@
        memory, key tiles gathered through the block table with cp.async, double-buffered;
        mma.sync m16n8k32 e4m3 -> f32 (heads = M, keys = N, D = K), ReLU and the q_s weighting
        on the accumulators, head sum by xor shuffles. Top-k: topk.cuh (radix select + bitonic
-       sort, one CTA per row). Scores go to the caller's logits or to the workspace.  (default)
+       sort, one CTA per row). Scores go to the caller's logits or to the workspace.
+       Not yet timed (written without a GPU at hand).                                    (default)
+   Rows are clamped to the caller's logits_stride, or to max_seq_len when the scores go to the
+   workspace: a seq_len above it (a broken promise) drops keys, never writes past the row.
+   Keys on block-table entries outside [0, num_pages) are treated as invisible (-inf).
    Run alone: build/tests/test_cuda_misc (CUDA against the CPU backend: logits within
    1e-4 * row max, identical -inf positions; indices by mla_topk_row_check). */
 #include "cuda.h"
@@ -156,8 +160,17 @@ static __device__ __forceinline__ void score_tile(const idx_score_params &p, con
                 uint32_t afr[4];
                 const uint8_t *a = sQ + (16 * mt + (lane & 7) + 8 * ((lane >> 3) & 1)) * pitch + 32 * ks + 16 * (lane >> 4);
                 ldmatrix_x4(afr, a);
+                /* each k-step from a zero accumulator, added in f32 here: the tensor core's
+                 * reduced-precision fp8 accumulation then only spans 32 products */
 #pragma unroll
-                for (int nt = 0; nt < 4; nt++) mma_e4m3_16832(acc[nt], afr, &bfr[nt][ks >> 1][(ks & 1) * 2]);
+                for (int nt = 0; nt < 4; nt++) {
+                    float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+                    mma_e4m3_16832(d, afr, &bfr[nt][ks >> 1][(ks & 1) * 2]);
+                    acc[nt][0] += d[0];
+                    acc[nt][1] += d[1];
+                    acc[nt][2] += d[2];
+                    acc[nt][3] += d[3];
+                }
             }
         }
         const float w0 = sQs[16 * mt + g], w1 = sQs[16 * mt + g + 8];

@@ -2,6 +2,7 @@
    (spec 3, 4.5): scale = pow2_scale(amax over the token's D values), q = e4m3(k / scale). Exact.
    v1  D/16 lanes per token (a warp holds 2 tokens of D=128, 4 of D=64), lane owns 16 dims,
        amax by xor shuffles inside the token's lanes; 16-byte accesses when aligned      (default)
+   Not yet timed (written without a GPU at hand).
    Run alone: build/tests/test_cuda_misc (CUDA against the CPU backend, byte for byte). */
 #include "cuda.h"
 #include "indexer_common.cuh"

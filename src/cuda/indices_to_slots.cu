@@ -3,6 +3,7 @@
    page * page_size + p % page_size; everything else (negatives, p >= seq_len, bad page) gives -1.
    v1  one thread per entry over the flat [T, topk] range (grid-stride), request by binary
        search of q_offsets                                                               (default)
+   Not yet timed (written without a GPU at hand).
    Run alone: build/tests/test_cuda_misc (CUDA against the CPU backend, exact). */
 #include "cuda.h"
 #include "indexer_common.cuh"

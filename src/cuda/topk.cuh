@@ -100,6 +100,7 @@ __global__ void __launch_bounds__(TOPK_THREADS) topk_kernel_v1(topk_params p) {
     int64_t pprev = -1;
 
     for (;;) {
+        if (have_prev && done >= K) break; /* uniform; saves the pass that would find it out */
         /* ---- radix select of the segment's boundary key tau ---- */
         uint32_t prefix = 0, mask = 0, rem = 0, eq_total = 0;
         int cnt = 0;
