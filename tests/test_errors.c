@@ -494,6 +494,7 @@ static void batch_rules(mla_ctx *ctx, const opdesc *op) {
     RULE(op, "seq_lens[1] negative", "seq_lens", f->seq_lens[1] = -1);
     if (op->seq_ge_qlen) RULE(op, "seq_lens[1] < q_len[1]", "seq_lens", f->seq_lens[1] = 1);
     else ACCEPT(op, "seq_lens[1] < q_len[1] accepted (no such rule here)", f->seq_lens[1] = 1);
+    ACCEPT(op, "seq_lens[1] = 0 with q_len[1] > 0 accepted (an empty request: its rows see no key)", f->seq_lens[1] = 0);
     RULE(op, "batch.bt_stride below the pages a request uses", "batch.bt_stride", f->bt->bt_stride = 1);
     RULE(op, "block-table page id = num_pages", "block_table", f->block_table[1] = NP);
     RULE(op, "block-table page id negative", "block_table", f->block_table[2] = -1);

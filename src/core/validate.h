@@ -36,7 +36,7 @@ mla_status mla_core_check_finite(mla_ctx *ctx, const char *op, const char *name,
 mla_status mla_core_check_cache(mla_ctx *ctx, const char *op, const char *name, const mla_paged_cache *c,
                                 unsigned format_mask);
 /* The ragged batch: B >= 0, pointers, and on host data: q_offsets[0] = 0, ascending,
- * q_offsets[B] = num_tokens, seq_lens >= 0, (need_seq_ge_qlen) seq_lens[b] >= q_len[b], every
+ * q_offsets[B] = num_tokens, seq_lens >= 0, (need_seq_ge_qlen) seq_lens[b] >= q_len[b] unless seq_lens[b] = 0 (an empty request), every
  * block-table entry a request uses in [0, num_pages), bt_stride >= pages used. */
 mla_status mla_core_check_batch(mla_ctx *ctx, const char *op, const mla_batch *bt, int32_t num_tokens,
                                 const mla_paged_cache *c, int need_seq_ge_qlen);
