@@ -1,3 +1,240 @@
-/* STUB: replaced by the real implementation. */
+/* mla_prefill on CPU: q [T,H,192], k_nope/v [S,H,128], k_rope [S,64] (bf16, or e4m3 with descales)
+ * -> out [T,H,128] bf16, lse [T,H] f32 (SPEC 4.3).
+ *
+ * Flash-style, memory O(tile): one task is (query tile of up to 48 rows of one request, head).
+ * The tile's q is converted once to f32, transposed (Qt [192][48]) and pre-multiplied by
+ * scale * log2(e) (* descale_q); the task then walks the request's key blocks of 64 rows,
+ * converting each to f32 (Kf [64][192] = k_nope | k_rope, Vf [64][128]), computes the scores
+ * transposed (St [64][48] = Kf Qt), masks, updates the online softmax in base 2 (vectorized over
+ * the tile's queries), and accumulates the output transposed (Ot [128][48] += Vf^T St). Both
+ * products run the 8 x 48 register-blocked micro-kernel of prefill_simd.h. Causal key blocks past
+ * the tile's last visible key are never touched. Tasks run under OpenMP, heaviest first, dynamic.
+ *
+ * lse = ln2 * (m + log2 l) with m the running max of the base-2 scores and l the sum of 2^(s - m).
+ * A row with no visible key gets out = 0 and lse = +inf. */
+#include <math.h>
+#include <stdlib.h>
+
+#include <omp.h>
+
+#include "../core/numeric.h"
 #include "cpu.h"
-mla_status mla_cpu_prefill(mla_ctx *ctx, const mla_prefill_args *a) { (void)a; return mla_core_refuse(ctx, "prefill"); }
+#include "prefill_simd.h"
+
+#define BQ 48            /* query rows per tile: 3 vectors */
+#define BK 64            /* keys per block: a multiple of PF_MR */
+#define QK MLA_QK_DIM    /* 192 */
+#define DV MLA_NOPE_DIM  /* 128 */
+
+typedef struct tile {
+    int32_t b, i0, nq;   /* request, first row within the request, rows */
+    int64_t cost;        /* keys the tile visits (for ordering) */
+} tile;
+
+/* The call's constants, resolved once. */
+typedef struct plan {
+    const mla_prefill_args *a;
+    int e4m3;
+    int64_t qst, qsh, kst, ksh, vst, vsh, rst, ost, osh, lst;
+    float qmul;          /* scale * log2(e) (* descale_q) */
+    float lut_q[256], lut_k[256], lut_v[256]; /* e4m3 code -> value * descale (f32) */
+} plan;
+
+typedef struct scratch {
+    float *qt;           /* [QK][BQ] */
+    float *kf;           /* [BK][QK] */
+    float *vf;           /* [BK][DV] */
+    float *st;           /* [BK][BQ] scores, then probabilities */
+    float *ot;           /* [DV][BQ] */
+} scratch;
+
+/* n values of a bf16 or e4m3 row to f32; e4m3 through lut (descale folded in), bf16 times mul. */
+static void load_row(const plan *p, const void *src, int n, const float *lut, float mul, float *dst) {
+    if (p->e4m3) {
+        const uint8_t *s = (const uint8_t *)src;
+        for (int d = 0; d < n; d++) dst[d] = lut[s[d]];
+    } else {
+        const uint16_t *s = (const uint16_t *)src;
+        for (int d = 0; d < n; d++) dst[d] = bf16_to_f32_ref(s[d]) * mul;
+    }
+}
+
+static const void *elem(const plan *p, const void *base, int64_t idx) {
+    return p->e4m3 ? (const void *)((const uint8_t *)base + idx) : (const void *)((const uint16_t *)base + idx);
+}
+
+/* One (tile, head): the whole online softmax over the request's visible keys. */
+static void run_tile(const plan *p, const tile *tl, int h, scratch *w) {
+    const mla_prefill_args *a = p->a;
+    int32_t b = tl->b, i0 = tl->i0, nq = tl->nq;
+    int32_t q0 = a->q_offsets[b], ql = a->q_offsets[b + 1] - q0;
+    int32_t s0 = a->kv_offsets[b], kl = a->kv_offsets[b + 1] - s0;
+    int64_t off = (int64_t)kl - ql; /* causal: row i sees keys j <= i + off */
+    int nv = (nq + PF_VL - 1) / PF_VL;
+    int w16 = nv * PF_VL;
+
+    /* Qt: transposed, scaled; padding columns zero */
+    float qrow[QK];
+    for (int i = 0; i < w16; i++) {
+        if (i < nq) load_row(p, elem(p, a->q, (int64_t)(q0 + i0 + i) * p->qst + h * p->qsh), QK, p->lut_q, 1.0f, qrow);
+        for (int d = 0; d < QK; d++) w->qt[d * BQ + i] = i < nq ? qrow[d] * p->qmul : 0.0f;
+    }
+    pf_v16 m[PF_NVMAX], l[PF_NVMAX];
+    for (int v = 0; v < nv; v++) { m[v] = pf_set1(-INFINITY); l[v] = pf_set1(0.0f); }
+    for (int dv = 0; dv < DV; dv++)
+        for (int v = 0; v < nv; v++) pf_st(w->ot + dv * BQ + v * PF_VL, pf_set1(0.0f));
+
+    int64_t kend = kl;
+    if (a->causal) {
+        int64_t last = i0 + nq - 1 + off + 1;
+        if (last < kend) kend = last;
+    }
+    for (int64_t j0 = 0; j0 < kend; j0 += BK) {
+        int nk = (int)(kend - j0 < BK ? kend - j0 : BK);
+        int nk8 = (nk + PF_MR - 1) / PF_MR * PF_MR;
+        for (int j = 0; j < nk; j++) {
+            int64_t s = s0 + j0 + j;
+            load_row(p, elem(p, a->k_nope, s * p->kst + h * p->ksh), DV, p->lut_k, 1.0f, w->kf + j * QK);
+            load_row(p, elem(p, a->k_rope, s * p->rst), MLA_ROPE_DIM, p->lut_k, 1.0f, w->kf + j * QK + DV);
+            load_row(p, elem(p, a->v, s * p->vst + h * p->vsh), DV, p->lut_v, 1.0f, w->vf + j * DV);
+        }
+        for (int j = nk; j < nk8; j++)
+            for (int d = 0; d < QK; d++) w->kf[j * QK + d] = 0.0f;
+
+        /* St[j][i] = sum_d Kf[j][d] * Qt[d][i] */
+        for (int j = 0; j < nk8; j += PF_MR) pf_mk8(nv, w->kf + j * QK, QK, 1, w->qt, BQ, QK, w->st + j * BQ, BQ, 0);
+
+        /* causal mask where the block crosses the tile's diagonal */
+        if (a->causal && j0 + nk - 1 > i0 + off)
+            for (int j = 0; j < nk; j++)
+                for (int i = 0; i < w16; i++)
+                    if (j0 + j > i0 + i + off) w->st[j * BQ + i] = -INFINITY;
+
+        /* online softmax, base 2, per query lane */
+        for (int v = 0; v < nv; v++) {
+            float *col = w->st + v * PF_VL;
+            pf_v16 mb = pf_set1(-INFINITY);
+            for (int j = 0; j < nk; j++) mb = pf_max(mb, pf_ld(col + j * BQ));
+            pf_v16 mn = pf_max(m[v], mb);
+            pf_v16 mu = pf_sel(mn == pf_set1(-INFINITY), pf_set1(0.0f), mn); /* all masked so far: no NaN */
+            pf_v16 alpha = pf_exp2(m[v] - mu);
+            pf_v16 rs = pf_set1(0.0f);
+            for (int j = 0; j < nk; j++) {
+                pf_v16 e = pf_exp2(pf_ld(col + j * BQ) - mu);
+                pf_st(col + j * BQ, e);
+                rs += e;
+            }
+            l[v] = l[v] * alpha + rs;
+            m[v] = mn;
+            if (j0 > 0)
+                for (int dv = 0; dv < DV; dv++) {
+                    float *o = w->ot + dv * BQ + v * PF_VL;
+                    pf_st(o, pf_ld(o) * alpha);
+                }
+        }
+
+        /* Ot[dv][i] += sum_j Vf[j][dv] * P[j][i] */
+        for (int dv = 0; dv < DV; dv += PF_MR) pf_mk8(nv, w->vf + dv, 1, DV, w->st, BQ, nk, w->ot + dv * BQ, BQ, 1);
+    }
+
+    /* out = Ot^T / l; lse = ln2 * m + ln l */
+    float mm[PF_NVMAX * PF_VL], ll[PF_NVMAX * PF_VL];
+    for (int v = 0; v < nv; v++) { pf_st(mm + v * PF_VL, m[v]); pf_st(ll + v * PF_VL, l[v]); }
+    for (int i = 0; i < nq; i++) {
+        int64_t t = q0 + i0 + i;
+        uint16_t *o = a->out + t * p->ost + h * p->osh;
+        int empty = !(ll[i] > 0.0f);
+        float inv = empty ? 0.0f : 1.0f / ll[i];
+        for (int dv = 0; dv < DV; dv++) o[dv] = f32_to_bf16_ref(empty ? 0.0f : w->ot[dv * BQ + i] * inv);
+        if (a->lse)
+            a->lse[t * p->lst + h] = empty ? INFINITY : (float)((double)mm[i] * 0.6931471805599453 + log((double)ll[i]));
+    }
+}
+
+static int by_cost_desc(const void *x, const void *y) {
+    const tile *u = (const tile *)x, *w = (const tile *)y;
+    if (u->cost != w->cost) return u->cost > w->cost ? -1 : 1;
+    if (u->b != w->b) return u->b < w->b ? -1 : 1;
+    return u->i0 < w->i0 ? -1 : (u->i0 > w->i0);
+}
+
+mla_status mla_cpu_prefill(mla_ctx *ctx, const mla_prefill_args *a) {
+    int64_t H = a->num_heads;
+    plan *p = (plan *)malloc(sizeof(plan));
+    if (!p) return mla_core_fail(ctx, MLA_ERR_OUT_OF_MEMORY, "prefill: plan allocation failed");
+    p->a = a;
+    p->e4m3 = a->dtype == MLA_DTYPE_E4M3;
+    p->qsh = a->q_stride_h ? a->q_stride_h : QK;
+    p->qst = a->q_stride_t ? a->q_stride_t : H * p->qsh;
+    p->ksh = a->k_nope_stride_h ? a->k_nope_stride_h : DV;
+    p->kst = a->k_nope_stride_s ? a->k_nope_stride_s : H * p->ksh;
+    p->vsh = a->v_stride_h ? a->v_stride_h : DV;
+    p->vst = a->v_stride_s ? a->v_stride_s : H * p->vsh;
+    p->rst = a->k_rope_stride_s ? a->k_rope_stride_s : MLA_ROPE_DIM;
+    p->osh = a->out_stride_h ? a->out_stride_h : DV;
+    p->ost = a->out_stride_t ? a->out_stride_t : H * p->osh;
+    p->lst = a->lse_stride_t ? a->lse_stride_t : H;
+    p->qmul = a->scale * 1.4426950408889634f;
+    if (p->e4m3) {
+        for (int c = 0; c < 256; c++) {
+            float x = e4m3_to_f32_ref((uint8_t)c);
+            p->lut_q[c] = x * a->descale_q * p->qmul;
+            p->lut_k[c] = x * a->descale_k;
+            p->lut_v[c] = x * a->descale_v;
+        }
+        p->qmul = 1.0f; /* folded into lut_q */
+    }
+
+    /* tiles of every request, heaviest first */
+    int64_t ntiles = 0;
+    for (int32_t b = 0; b < a->num_requests; b++)
+        ntiles += (a->q_offsets[b + 1] - a->q_offsets[b] + BQ - 1) / BQ;
+    tile *tiles = (tile *)malloc((size_t)(ntiles ? ntiles : 1) * sizeof(tile));
+    if (!tiles) {
+        free(p);
+        return mla_core_fail(ctx, MLA_ERR_OUT_OF_MEMORY, "prefill: tile list allocation failed");
+    }
+    int64_t n = 0;
+    for (int32_t b = 0; b < a->num_requests; b++) {
+        int32_t ql = a->q_offsets[b + 1] - a->q_offsets[b], kl = a->kv_offsets[b + 1] - a->kv_offsets[b];
+        for (int32_t i0 = 0; i0 < ql; i0 += BQ) {
+            tile *t = &tiles[n++];
+            t->b = b;
+            t->i0 = i0;
+            t->nq = ql - i0 < BQ ? ql - i0 : BQ;
+            int64_t keys = kl;
+            if (a->causal && (int64_t)kl - ql + i0 + t->nq < keys) keys = (int64_t)kl - ql + i0 + t->nq;
+            t->cost = (keys > 0 ? keys : 0) + 64; /* + fixed per-tile work */
+        }
+    }
+    qsort(tiles, (size_t)ntiles, sizeof(tile), by_cost_desc);
+
+    int failed = 0;
+    int64_t ntasks = ntiles * H;
+#pragma omp parallel num_threads(mla_cpu_threads(ctx))
+    {
+        scratch w;
+        size_t fl = (size_t)QK * BQ + (size_t)BK * QK + (size_t)BK * DV + (size_t)BK * BQ + (size_t)DV * BQ;
+        float *buf = (float *)aligned_alloc(64, fl * sizeof(float));
+        if (!buf) {
+#pragma omp atomic write
+            failed = 1;
+        } else {
+            w.qt = buf;
+            w.kf = w.qt + QK * BQ;
+            w.vf = w.kf + BK * QK;
+            w.st = w.vf + BK * DV;
+            w.ot = w.st + BK * BQ;
+        }
+#pragma omp barrier
+        if (!failed) {
+#pragma omp for schedule(dynamic, 1)
+            for (int64_t k = 0; k < ntasks; k++) run_tile(p, &tiles[k / H], (int)(k % H), &w);
+        }
+        free(buf);
+    }
+    free(tiles);
+    free(p);
+    if (failed) return mla_core_fail(ctx, MLA_ERR_OUT_OF_MEMORY, "prefill: per-thread scratch allocation failed");
+    return MLA_OK;
+}
