@@ -4,6 +4,8 @@
  * q_len with 0, prefixes, page sizes 1..64, NaN garbage in unused slots, padded strides). */
 #include "harness.h"
 #include "prefill_npy.h"
+#include "core/numeric.h"
+#include "cpu/prefill_simd.h"
 
 #define ROW576 576
 
@@ -551,7 +553,19 @@ static void golden(const char *name) {
     h_end();
 }
 
+static void test_e4m3_decode(void) {
+    h_begin("internal branch-free e4m3 decode equals e4m3_to_f32_ref on all 256 codes");
+    int bad = 0;
+    for (int c = 0; c < 256; c++) {
+        float a = pf_e4m3_to_f32((uint8_t)c), r = e4m3_to_f32_ref((uint8_t)c);
+        if (isnan(r) ? !isnan(a) : memcmp(&a, &r, 4) != 0) bad++;
+    }
+    EXPECT(bad == 0, "%d codes differ", bad);
+    h_end();
+}
+
 int main(void) {
+    test_e4m3_decode();
     test_rope();
     test_rmsnorm();
     test_quantize();

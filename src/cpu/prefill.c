@@ -53,17 +53,11 @@ typedef struct scratch {
     float *ot;           /* [DV][BQ] */
 } scratch;
 
-/* n values of a bf16 or e4m3 row to f32, times mul. e4m3 is decoded arithmetically (vectorizes):
- * the code's low 7 bits shifted into an f32's exponent/mantissa field give value * 2^-120, also
- * for the subnormal codes; 0x7F/0xFF stay NaN. */
+/* n values of a bf16 or e4m3 row to f32, times mul (vectorized loops). */
 static void load_row(const plan *p, const void *src, int n, float mul, float *dst) {
     if (p->e4m3) {
         const uint8_t *s = (const uint8_t *)src;
-        for (int d = 0; d < n; d++) {
-            uint32_t x = s[d], mag = x & 0x7fu;
-            float f = mla_bits_to_f32(((x & 0x80u) << 24) | (mag << 20)) * 0x1p120f;
-            dst[d] = (mag == 0x7fu ? NAN : f) * mul;
-        }
+        for (int d = 0; d < n; d++) dst[d] = pf_e4m3_to_f32(s[d]) * mul;
     } else {
         const uint16_t *s = (const uint16_t *)src;
         for (int d = 0; d < n; d++) dst[d] = bf16_to_f32_ref(s[d]) * mul;

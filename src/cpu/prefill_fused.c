@@ -38,8 +38,9 @@
 static uint16_t f64_to_bf16(double x) {
     float f = (float)x;
     if ((double)f != x && isfinite(f)) {
-        if (fabs((double)f) > fabs(x)) f = nextafterf(f, 0.0f); /* truncate toward zero ... */
-        f = mla_bits_to_f32(mla_f32_to_bits(f) | 1u);           /* ... and make it odd: sticky bit */
+        uint32_t u = mla_f32_to_bits(f);
+        if (fabs((double)f) > fabs(x)) u -= 1; /* truncate toward zero (f != 0 here) ... */
+        f = mla_bits_to_f32(u | 1u);           /* ... and make it odd: the sticky bit */
     }
     return f32_to_bf16_ref(f);
 }
@@ -80,9 +81,12 @@ static void quantize_row(const uint16_t *x, int dim, uint8_t *q, float *s) {
     }
 }
 
-/* An activation row for the GEMM: e4m3 q[k] * s[k / 128] in f32. */
+/* A row of the GEMM: out[d] = e4m3(q[d]) * s[d / 128] in f32. */
 static void dequant_row(const uint8_t *q, const float *s, int k, float *out) {
-    for (int d = 0; d < k; d++) out[d] = e4m3_to_f32_ref(q[d]) * s[d / 128];
+    for (int g = 0; g < k / 128; g++) {
+        float sc = s[g];
+        for (int d = 0; d < 128; d++) out[g * 128 + d] = pf_e4m3_to_f32(q[g * 128 + d]) * sc;
+    }
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -93,20 +97,22 @@ static void dequant_row(const uint8_t *q, const float *s, int k, float *out) {
 static mla_status gemm_f32a(mla_ctx *ctx, const float *A, int64_t M, int N, int K, const uint8_t *b, const float *b_s,
                             uint16_t *c, int64_t ldc) {
     int64_t npan = (N + NP - 1) / NP, nmc = (M + MC - 1) / MC, ntasks = npan * nmc;
-    int kb = K / 128;
+    int kb = K / 128, nth = mla_cpu_threads(ctx);
+    int chunk = npan >= 4 * nth ? (int)nmc : 1; /* whole panels per grab when there are enough */
     int failed = 0;
-#pragma omp parallel num_threads(mla_cpu_threads(ctx))
+#pragma omp parallel num_threads(nth)
     {
         float *bt = (float *)aligned_alloc(64, (size_t)K * NP * sizeof(float)); /* [K][NP] panel */
+        float *brow = (float *)malloc((size_t)K * sizeof(float));
         float tmp[PF_MR * NP];
         int64_t have = -1; /* panel held in bt */
-        if (!bt) {
+        if (!bt || !brow) {
 #pragma omp atomic write
             failed = 1;
         }
 #pragma omp barrier
         if (!failed) {
-#pragma omp for schedule(dynamic, 1)
+#pragma omp for schedule(dynamic, chunk)
             for (int64_t t = 0; t < ntasks; t++) {
                 int64_t pan = t / nmc, m0 = (t % nmc) * MC, m1 = m0 + MC < M ? m0 + MC : M;
                 int n0 = (int)(pan * NP), nn = N - n0 < NP ? N - n0 : NP, nv = (nn + PF_VL - 1) / PF_VL;
@@ -117,9 +123,8 @@ static mla_status gemm_f32a(mla_ctx *ctx, const float *A, int64_t M, int N, int 
                             for (int k = 0; k < K; k++) bt[k * NP + j] = 0.0f;
                             continue;
                         }
-                        const uint8_t *row = b + (int64_t)(n0 + j) * K;
-                        const float *sc = b_s + (int64_t)((n0 + j) / 128) * kb;
-                        for (int k = 0; k < K; k++) bt[k * NP + j] = e4m3_to_f32_ref(row[k]) * sc[k / 128];
+                        dequant_row(b + (int64_t)(n0 + j) * K, b_s + (int64_t)((n0 + j) / 128) * kb, K, brow);
+                        for (int k = 0; k < K; k++) bt[k * NP + j] = brow[k];
                     }
                     have = pan;
                 }
@@ -133,6 +138,7 @@ static mla_status gemm_f32a(mla_ctx *ctx, const float *A, int64_t M, int N, int 
             }
         }
         free(bt);
+        free(brow);
     }
     if (failed) return mla_core_fail(ctx, MLA_ERR_OUT_OF_MEMORY, "gemm_fp8_block_scaled: panel allocation failed");
     return MLA_OK;
@@ -238,19 +244,24 @@ mla_status mla_cpu_prefill_fp8_fused(mla_ctx *ctx, const mla_prefill_fp8_fused_a
         uint8_t q8[LAT];
         float s8[LAT / 128];
 #pragma omp for schedule(static)
-        for (int32_t b = 0; b < B; b++)
-            for (int32_t j = 0; j < bt->seq_lens[b]; j++) {
-                int64_t r = kvo[b] + j;
-                const uint16_t *row = (const uint16_t *)mla_paged_row(&a->cache, bt, b, j, MLA_ROW_BF16);
-                if (!row) { /* page id out of range: skipped (the CPU validation already refuses it) */
-                    memset(A + r * LAT, 0, LAT * sizeof(float));
-                    memset(krope + r * ROPE, 0, ROPE * sizeof(uint16_t));
-                    continue;
-                }
-                quantize_row(row, LAT, q8, s8);
-                dequant_row(q8, s8, LAT, A + r * LAT);
-                memcpy(krope + r * ROPE, row + LAT, ROPE * sizeof(uint16_t));
+        for (int64_t r = 0; r < S; r++) {
+            int32_t lo = 0, hi = B - 1; /* request of row r: the last b with kvo[b] <= r */
+            while (lo < hi) {
+                int32_t mid = (lo + hi + 1) / 2;
+                if (kvo[mid] <= r) lo = mid;
+                else hi = mid - 1;
             }
+            int32_t b = lo;
+            const uint16_t *row = (const uint16_t *)mla_paged_row(&a->cache, bt, b, r - kvo[b], MLA_ROW_BF16);
+            if (!row) { /* page id out of range: skipped (the CPU validation already refuses it) */
+                memset(A + r * LAT, 0, LAT * sizeof(float));
+                memset(krope + r * ROPE, 0, ROPE * sizeof(uint16_t));
+                continue;
+            }
+            quantize_row(row, LAT, q8, s8);
+            dequant_row(q8, s8, LAT, A + r * LAT);
+            memcpy(krope + r * ROPE, row + LAT, ROPE * sizeof(uint16_t));
+        }
     }
     if (S8 > S) memset(A + S * LAT, 0, (size_t)(S8 - S) * LAT * sizeof(float));
 
