@@ -19,6 +19,11 @@
 #if !defined(__GNUC__)
 #error "the CPU prefill kernels need GCC or Clang vector extensions"
 #endif
+#if !defined(__clang__)
+/* without AVX-512 gcc notes that 64-byte vector returns change the ABI: every function here is
+ * static, so no call crosses an ABI boundary */
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
 
 #define PF_VL 16   /* f32 lanes of one vector */
 #define PF_MR 8    /* rows of the micro-kernel */
