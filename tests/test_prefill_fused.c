@@ -583,6 +583,9 @@ int main(void) {
         {.H = 4, .B = 2, .page = 64, .ql = {6, 2}, .sl = {70, 2}, .scale = 0.1352338f, .eps = 1e-6f, .with_lse = 1},
         {.H = 3, .B = 1, .page = 61, .ql = {70}, .sl = {150}, .scale = 0.1352338f, .eps = 1e-5f, .pad = 1, .with_lse = 1},
         {.H = 16, .B = 2, .page = 64, .ql = {1, 20}, .sl = {33, 20}, .scale = 0.1352338f, .eps = 1e-6f, .with_lse = 1},
+        /* several head chunks (32 heads each), a partial last one */
+        {.H = 128, .B = 2, .page = 16, .ql = {3, 5}, .sl = {9, 5}, .scale = 0.1352338f, .eps = 1e-6f, .with_lse = 1, .pad = 2},
+        {.H = 33, .B = 1, .page = 4, .ql = {7}, .sl = {12}, .scale = 0.1352338f, .eps = 1e-6f, .with_lse = 1},
     };
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) run_fused(&fixed[i], 77 + i);
     h_rng r = {4242};

@@ -12,8 +12,9 @@
  *
  * The fused call: 1-2. RoPE q (every head) and the new rows' [512,576), RMSNorm the new rows'
  * [0,512), at pos = seq_len - q_len + i; 3-4. gather and quantize every request's rows [0, seq_len)
- * (A, [sum seq_len, 512]) and their roped k_rope; 5-7. head chunk by head chunk (K/V scratch kept
- * near 64 MiB): K/V = bf16(A @ kv_b_proj[chunk]^T), then the CPU mla_prefill (bf16, causal).
+ * (A, [sum seq_len, 512]) and their roped k_rope; 5-7. head chunk by head chunk (at most 32 heads,
+ * K/V scratch at most 64 MiB unless one head needs more): K/V = bf16(A @ kv_b_proj[chunk]^T),
+ * then the CPU mla_prefill (bf16, causal) on those heads.
  * Scratch is malloc'd and freed here; workspace is not used. */
 #include <math.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@
 #define NP (PF_NVMAX * PF_VL) /* GEMM panel width: 48 output columns */
 #define MC 256               /* GEMM rows per task */
 #define KV_CHUNK_BYTES ((int64_t)64 << 20)
+#define KV_CHUNK_HEADS 32    /* at most per chunk: every chunk still has ample parallel work */
 
 /* ------------------------------------------------------------------------------------------ */
 /* Row operations                                                                             */
@@ -233,6 +235,7 @@ mla_status mla_cpu_prefill_fp8_fused(mla_ctx *ctx, const mla_prefill_fp8_fused_a
     uint16_t *krope = (uint16_t *)malloc((size_t)(S > 0 ? S : 1) * ROPE * sizeof(uint16_t));
     int hc = (int)(KV_CHUNK_BYTES / ((S > 0 ? S : 1) * 2 * MLA_NOPE_DIM * 2));
     if (hc < 1) hc = 1;
+    if (hc > KV_CHUNK_HEADS) hc = KV_CHUNK_HEADS;
     if (hc > H) hc = H;
     uint16_t *kv = (uint16_t *)malloc((size_t)(S > 0 ? S : 1) * hc * 2 * MLA_NOPE_DIM * sizeof(uint16_t));
     if (!A || !krope || !kv) {
