@@ -1,20 +1,22 @@
 /* mla_prefill on CPU: q [T,H,192], k_nope/v [S,H,128], k_rope [S,64] (bf16, or e4m3 with descales)
  * -> out [T,H,128] bf16, lse [T,H] f32 (SPEC 4.3).
  *
- * Flash-style, memory O(tile): one task is (query tile of up to 48 rows of one request, head).
- * The tile's q is converted once to f32, transposed (Qt [192][48]) and pre-multiplied by
+ * Flash-style, memory O(tile): one task is (query tile of up to 96 rows of one request, head).
+ * The tile's q is converted once to f32, transposed (Qt [192][96]) and pre-multiplied by
  * scale * log2(e) (* descale_q); the task then walks the request's key blocks of 64 rows,
  * converting each to f32 (Kf [64][192] = k_nope | k_rope, Vf [64][128]), computes the scores
- * transposed (St [64][48] = Kf Qt), masks, updates the online softmax in base 2 (vectorized over
- * the tile's queries), and accumulates the output transposed (Ot [128][48] += Vf^T St). Both
- * products run the 8 x 48 register-blocked micro-kernel of prefill_simd.h. Causal key blocks past
- * the tile's last visible key are never touched; the next block's rows are prefetched. Tasks run
- * under OpenMP with dynamic scheduling, head by head (a head's K/V stays in the shared L3 while
- * the threads walk its tiles: 20% faster than tile by tile at H=8), heaviest tile first.
+ * transposed (St [64][96] = Kf Qt), masks, updates the online softmax in base 2 (vectorized over
+ * the tile's queries), and accumulates the output transposed (Ot [128][96] += Vf^T St). Both
+ * products run the 8 x 48 register-blocked micro-kernel of prefill_simd.h, twice per row group
+ * for tiles wider than 48 (96-row tiles halve the K/V conversions: 4% faster than 48). Causal key
+ * blocks past the tile's last visible key are never touched; the next block's rows are
+ * prefetched. Tasks run under OpenMP with dynamic scheduling, head by head (a head's K/V stays in
+ * the shared L3 while the threads walk its tiles: 20% faster than tile by tile at H=8), heaviest
+ * tile first.
  *
- * Measured (2-core AMD EPYC Zen 4, AVX-512; bf16, one request, q_len = kv_len = 4096, causal,
- * H=128, FLOPs 0.5 * 2 * T * S * H * 320): 163 GFLOPS per busy core-second x 2 = 70% of the
- * machine's f32 FMA peak (234, measured by an FMA loop the same way).
+ * Measured on the 2-core AMD EPYC (Zen 4, AVX-512) dev machine, shared with other jobs: bf16,
+ * one request, q_len = kv_len = 4096, causal, H=128, FLOPs 0.5 * 2 * T * S * H * 320 = 687 G:
+ * 181 GFLOPS per busy core-second x 2, 75% of the f32 FMA peak measured the same way (233-245).
  *
  * lse = ln2 * (m + log2 l) with m the running max of the base-2 scores and l the sum of 2^(s - m).
  * A row with no visible key gets out = 0 and lse = +inf. */
@@ -27,7 +29,8 @@
 #include "cpu.h"
 #include "prefill_simd.h"
 
-#define BQ 48            /* query rows per tile: 3 vectors */
+#define BQ 96            /* query rows per tile: 6 vectors, two micro-kernel calls per row group */
+#define TV (BQ / PF_VL)
 #define BK 64            /* keys per block: a multiple of PF_MR */
 #define QK MLA_QK_DIM    /* 192 */
 #define DV MLA_NOPE_DIM  /* 128 */
@@ -68,6 +71,14 @@ static const void *elem(const plan *p, const void *base, int64_t idx) {
     return p->e4m3 ? (const void *)((const uint8_t *)base + idx) : (const void *)((const uint16_t *)base + idx);
 }
 
+/* C[8, 16*nv] (+)= A[8, k] B[k, 16*nv] with B and C of row stride BQ: nv > 3 is split in two
+ * micro-kernel calls (2+2, 3+2, 3+3) that share the A rows while they sit in L1. */
+static void mk_rows(int nv, const float *a, int64_t ars, int64_t aks, const float *b, int k, float *c, int acc) {
+    int first = nv <= PF_NVMAX ? nv : (nv + 1) / 2;
+    pf_mk8(first, a, ars, aks, b, BQ, k, c, BQ, acc);
+    if (nv > first) pf_mk8(nv - first, a, ars, aks, b + first * PF_VL, BQ, k, c + first * PF_VL, BQ, acc);
+}
+
 /* Asks for key rows [s, s + n) of head h (k_nope, k_rope, v) ahead of use: with H heads the rows
  * of one head sit H * 256 bytes apart, too far for the hardware prefetchers. */
 static void prefetch_keys(const plan *p, int h, int64_t s, int n) {
@@ -101,7 +112,7 @@ static void run_tile(const plan *p, const tile *tl, int h, scratch *w) {
         if (i < nq) load_row(p, elem(p, a->q, (int64_t)(q0 + i0 + i) * p->qst + h * p->qsh), QK, p->mul_q, qrow);
         for (int d = 0; d < QK; d++) w->qt[d * BQ + i] = i < nq ? qrow[d] : 0.0f;
     }
-    pf_v16 m[PF_NVMAX], l[PF_NVMAX];
+    pf_v16 m[TV], l[TV];
     for (int v = 0; v < nv; v++) { m[v] = pf_set1(-INFINITY); l[v] = pf_set1(0.0f); }
     for (int dv = 0; dv < DV; dv++)
         for (int v = 0; v < nv; v++) pf_st(w->ot + dv * BQ + v * PF_VL, pf_set1(0.0f));
@@ -128,7 +139,7 @@ static void run_tile(const plan *p, const tile *tl, int h, scratch *w) {
         int64_t nxt = kend - j0 - BK; /* rows of the next block */
         if (nxt > BK) nxt = BK;
         for (int j = 0; j < nk8; j += PF_MR) {
-            pf_mk8(nv, w->kf + j * QK, QK, 1, w->qt, BQ, QK, w->st + j * BQ, BQ, 0);
+            mk_rows(nv, w->kf + j * QK, QK, 1, w->qt, QK, w->st + j * BQ, 0);
             if (j < nxt) prefetch_keys(p, h, s0 + j0 + BK + j, (int)(nxt - j < PF_MR ? nxt - j : PF_MR));
         }
 
@@ -162,11 +173,11 @@ static void run_tile(const plan *p, const tile *tl, int h, scratch *w) {
         }
 
         /* Ot[dv][i] += sum_j Vf[j][dv] * P[j][i] */
-        for (int dv = 0; dv < DV; dv += PF_MR) pf_mk8(nv, w->vf + dv, 1, DV, w->st, BQ, nk, w->ot + dv * BQ, BQ, 1);
+        for (int dv = 0; dv < DV; dv += PF_MR) mk_rows(nv, w->vf + dv, 1, DV, w->st, nk, w->ot + dv * BQ, 1);
     }
 
     /* out = Ot^T / l; lse = ln2 * m + ln l */
-    float mm[PF_NVMAX * PF_VL], ll[PF_NVMAX * PF_VL];
+    float mm[BQ], ll[BQ];
     for (int v = 0; v < nv; v++) { pf_st(mm + v * PF_VL, m[v]); pf_st(ll + v * PF_VL, l[v]); }
     for (int i = 0; i < nq; i++) {
         int64_t t = q0 + i0 + i;
