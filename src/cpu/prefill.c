@@ -199,8 +199,7 @@ static int by_cost_desc(const void *x, const void *y) {
 
 mla_status mla_cpu_prefill(mla_ctx *ctx, const mla_prefill_args *a) {
     int64_t H = a->num_heads;
-    plan *p = (plan *)malloc(sizeof(plan));
-    if (!p) return mla_core_fail(ctx, MLA_ERR_OUT_OF_MEMORY, "prefill: plan allocation failed");
+    plan pl, *p = &pl;
     p->a = a;
     p->e4m3 = a->dtype == MLA_DTYPE_E4M3;
     p->qsh = a->q_stride_h ? a->q_stride_h : QK;
@@ -221,15 +220,12 @@ mla_status mla_cpu_prefill(mla_ctx *ctx, const mla_prefill_args *a) {
         p->mul_v = a->descale_v;
     }
 
-    /* tiles of every request, heaviest first */
+    /* tiles of every request, heaviest first (within each head, see below) */
     int64_t ntiles = 0;
     for (int32_t b = 0; b < a->num_requests; b++)
         ntiles += (a->q_offsets[b + 1] - a->q_offsets[b] + BQ - 1) / BQ;
     tile *tiles = (tile *)malloc((size_t)(ntiles ? ntiles : 1) * sizeof(tile));
-    if (!tiles) {
-        free(p);
-        return mla_core_fail(ctx, MLA_ERR_OUT_OF_MEMORY, "prefill: tile list allocation failed");
-    }
+    if (!tiles) return mla_core_fail(ctx, MLA_ERR_OUT_OF_MEMORY, "prefill: tile list allocation failed");
     int64_t n = 0;
     for (int32_t b = 0; b < a->num_requests; b++) {
         int32_t ql = a->q_offsets[b + 1] - a->q_offsets[b], kl = a->kv_offsets[b + 1] - a->kv_offsets[b];
@@ -270,7 +266,6 @@ mla_status mla_cpu_prefill(mla_ctx *ctx, const mla_prefill_args *a) {
         free(buf);
     }
     free(tiles);
-    free(p);
     if (failed) return mla_core_fail(ctx, MLA_ERR_OUT_OF_MEMORY, "prefill: per-thread scratch allocation failed");
     return MLA_OK;
 }
