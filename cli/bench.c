@@ -710,11 +710,12 @@ static void bench_one(mla_ctx *ctx, const bench_cfg *cfg, int warmup, int iters,
 
 typedef struct bench_fig {
     double tflops, gbps, fc, fm; /* fc, fm: fractions of the compute and memory ceilings (< 0: none) */
-    const char *bound;
+    char bound[40];              /* the ceiling that bounds the time (roofline) */
 } bench_fig;
 
 static bench_fig figures(const bench_row *r, const mla_bench_ceilings *c) {
     bench_fig f = {0, 0, -1, -1, "-"};
+    const char *ctag = r->fp8 ? c->fp8_tag : c->bf16_tag;
     if (r->state != ROW_OK || r->ms <= 0) return f;
     f.tflops = r->flops / (r->ms * 1e-3) * 1e-12;
     f.gbps = r->bytes / (r->ms * 1e-3) * 1e-9;
@@ -723,9 +724,17 @@ static bench_fig figures(const bench_row *r, const mla_bench_ceilings *c) {
     if (have_peak && peak > 0 && r->flops > 0) f.fc = f.tflops / peak;
     if (c->have_mem && c->mem_gbps > 0) f.fm = f.gbps / c->mem_gbps;
     /* roofline: the ceiling that bounds the time */
-    if (f.fc >= 0 && f.fm >= 0) f.bound = f.fc >= f.fm ? (r->fp8 ? "compute fp8" : "compute bf16") : "memory";
-    else if (f.fm >= 0) f.bound = "memory";
+    if (f.fc >= 0 && (f.fm < 0 || f.fc >= f.fm)) snprintf(f.bound, sizeof f.bound, "compute (%s)", ctag);
+    else if (f.fm >= 0) snprintf(f.bound, sizeof f.bound, "memory (%s)", c->mem_tag);
     return f;
+}
+
+/* 3 significant digits or so, whatever the scale (CPU figures are small, GPU ones large). */
+static void num(char *buf, size_t n, double v) {
+    if (v >= 100) snprintf(buf, n, "%.0f", v);
+    else if (v >= 10) snprintf(buf, n, "%.1f", v);
+    else if (v >= 1) snprintf(buf, n, "%.2f", v);
+    else snprintf(buf, n, "%.3g", v);
 }
 
 static void pct(char *buf, size_t n, double f) {
@@ -733,30 +742,41 @@ static void pct(char *buf, size_t n, double f) {
     else snprintf(buf, n, "%.1f%%", 100 * f);
 }
 
-static void print_ceilings(FILE *f, const mla_bench_ceilings *c, int md) {
-    const char *pre = md ? "" : "";
-    if (!c->have_mem && !c->have_bf16) { fprintf(f, "%sceilings: not measured\n", pre); return; }
-    fprintf(f, "%sceilings: %s %.0f GB/s", pre, c->mem_name, c->mem_gbps);
-    if (c->have_bf16) fprintf(f, ", %s %.1f TFLOPS", c->bf16_name, c->bf16_tflops);
-    if (c->have_fp8 && strcmp(c->fp8_name, c->bf16_name) != 0) fprintf(f, ", %s %.1f TFLOPS", c->fp8_name, c->fp8_tflops);
+static void print_ceilings(FILE *f, const mla_bench_ceilings *c) {
+    if (!c->have_mem && !c->have_bf16) { fprintf(f, "ceilings: not measured\n"); return; }
+    char a[32], b[32];
+    num(a, sizeof a, c->mem_gbps);
+    fprintf(f, "ceilings: %s %s GB/s", c->mem_name, a);
+    num(a, sizeof a, c->bf16_tflops);
+    num(b, sizeof b, c->fp8_tflops);
+    if (c->have_bf16) fprintf(f, ", %s %s TFLOPS", c->bf16_name, a);
+    if (c->have_fp8 && strcmp(c->fp8_name, c->bf16_name) != 0) fprintf(f, ", %s %s TFLOPS", c->fp8_name, b);
     fprintf(f, "\n");
 }
 
+/* The columns of one row: ms, TFLOPS, % compute ceiling, GB/s, % memory ceiling. */
+static void row_cols(const bench_row *r, const mla_bench_ceilings *c, bench_fig *g, char cols[5][24]) {
+    *g = figures(r, c);
+    snprintf(cols[0], 24, "%.4f", r->ms);
+    if (r->flops > 0) num(cols[1], 24, g->tflops);
+    else snprintf(cols[1], 24, "-");
+    pct(cols[2], 24, g->fc);
+    num(cols[3], 24, g->gbps);
+    pct(cols[4], 24, g->fm);
+}
+
 static void print_table(FILE *f, const bench_row *rows, int n, const mla_bench_ceilings *c) {
-    fprintf(f, "%-12s %-46s %10s %8s %7s %9s %7s  %s\n", "op", "config", "ms", "TFLOPS", "%peak", "GB/s", "%bw", "bound");
+    fprintf(f, "%-11s %-54s %10s %8s %7s %8s %7s  %s\n", "op", "config", "ms", "TFLOPS", "%peak", "GB/s", "%bw", "bound");
     for (int i = 0; i < n; i++) {
         const bench_row *r = &rows[i];
         if (r->state != ROW_OK) {
-            fprintf(f, "%-12s %-46s %s\n", r->op, r->config, r->note);
+            fprintf(f, "%-11s %-54s %s\n", r->op, r->config, r->note);
             continue;
         }
-        bench_fig g = figures(r, c);
-        char a[16], m[16], tf[16];
-        pct(a, sizeof a, g.fc);
-        pct(m, sizeof m, g.fm);
-        if (r->flops > 0) snprintf(tf, sizeof tf, "%.2f", g.tflops);
-        else snprintf(tf, sizeof tf, "-");
-        fprintf(f, "%-12s %-46s %10.4f %8s %7s %9.1f %7s  %s\n", r->op, r->config, r->ms, tf, a, g.gbps, m, g.bound);
+        bench_fig g;
+        char col[5][24];
+        row_cols(r, c, &g, col);
+        fprintf(f, "%-11s %-54s %10s %8s %7s %8s %7s  %s\n", r->op, r->config, col[0], col[1], col[2], col[3], col[4], g.bound);
     }
 }
 
@@ -799,19 +819,17 @@ static int append_md(const char *path, const char *command, mla_ctx *ctx, const 
     git_commit(commit, sizeof commit);
     device_str(ctx, dev, sizeof dev);
     fprintf(f, "\n### %s, commit %s, %s\n\n`%s`\n\n", date, commit, dev, command);
-    print_ceilings(f, c, 1);
+    print_ceilings(f, c);
     fprintf(f, "\n| op | config | ms | TFLOPS | %% of compute ceiling | GB/s | %% of memory ceiling | bound |\n");
     fprintf(f, "|---|---|---:|---:|---:|---:|---:|---|\n");
     for (int i = 0; i < n; i++) {
         const bench_row *r = &rows[i];
         if (r->state != ROW_OK) { fprintf(f, "| %s | %s | %s | | | | | |\n", r->op, r->config, r->note); continue; }
-        bench_fig g = figures(r, c);
-        char a[16], m[16], tf[16];
-        pct(a, sizeof a, g.fc);
-        pct(m, sizeof m, g.fm);
-        if (r->flops > 0) snprintf(tf, sizeof tf, "%.2f", g.tflops);
-        else snprintf(tf, sizeof tf, "-");
-        fprintf(f, "| %s | %s | %.4f | %s | %s | %.1f | %s | %s |\n", r->op, r->config, r->ms, tf, a, g.gbps, m, g.bound);
+        bench_fig g;
+        char col[5][24];
+        row_cols(r, c, &g, col);
+        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r->op, r->config, col[0], col[1], col[2], col[3], col[4],
+                g.bound);
     }
     fclose(f);
     return 0;
@@ -957,6 +975,9 @@ static void probe_ceilings(const mla_probe_result *p, mla_bench_ceilings *c) {
     snprintf(c->mem_name, sizeof c->mem_name, "CPU triad");
     snprintf(c->bf16_name, sizeof c->bf16_name, "CPU f32 FMA peak");
     snprintf(c->fp8_name, sizeof c->fp8_name, "CPU f32 FMA peak");
+    snprintf(c->mem_tag, sizeof c->mem_tag, "triad");
+    snprintf(c->bf16_tag, sizeof c->bf16_tag, "f32 FMA");
+    snprintf(c->fp8_tag, sizeof c->fp8_tag, "f32 FMA");
 }
 
 int mla_bench_command(int argc, char **argv) {
@@ -1007,7 +1028,7 @@ int mla_bench_command(int argc, char **argv) {
             if (mla_probe_run(&p, 1) == 0) print_probe(&p);
             probe_ceilings(&p, &ceil);
         }
-        print_ceilings(stdout, &ceil, 0);
+        print_ceilings(stdout, &ceil);
         fflush(stdout);
     }
 

@@ -19,7 +19,8 @@ typedef struct mla_bench_ceilings {
     double mem_gbps;           /* CUDA: D2D cudaMemcpyAsync of 1 GiB (read + write); CPU: triad */
     double bf16_tflops;        /* CUDA: cuBLASLt BF16 GEMM 8192^3; CPU: f32 FMA peak */
     double fp8_tflops;         /* CUDA: cuBLASLt FP8 e4m3 GEMM 8192^3 (TN, bf16 out); CPU: f32 FMA peak */
-    char mem_name[32], bf16_name[32], fp8_name[32]; /* "copy", "cublasLt bf16", ... */
+    char mem_name[32], bf16_name[32], fp8_name[32]; /* "D2D copy", "cuBLASLt BF16 GEMM", ... */
+    char mem_tag[16], bf16_tag[16], fp8_tag[16];    /* short: "copy", "bf16 GEMM", "fp8 GEMM" */
 } mla_bench_ceilings;
 
 /* One timed call of an op; returns its status. */

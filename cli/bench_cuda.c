@@ -277,16 +277,19 @@ mla_status mla_bench_cuda_ceilings(mla_bench_ceilings *c, int progress, char *er
     if (rc != MLA_OK) return rc;
     c->have_mem = 1;
     snprintf(c->mem_name, sizeof c->mem_name, "D2D copy");
+    snprintf(c->mem_tag, sizeof c->mem_tag, "copy");
     if (progress) fprintf(stderr, "ceilings: cuBLASLt BF16 GEMM 8192^3...\n");
     rc = measure_gemm(0, &c->bf16_tflops, err, err_n);
     if (rc != MLA_OK) return rc;
     c->have_bf16 = 1;
     snprintf(c->bf16_name, sizeof c->bf16_name, "cuBLASLt BF16 GEMM");
+    snprintf(c->bf16_tag, sizeof c->bf16_tag, "bf16 GEMM");
     if (progress) fprintf(stderr, "ceilings: cuBLASLt FP8 GEMM 8192^3...\n");
     rc = measure_gemm(1, &c->fp8_tflops, err, err_n);
     if (rc != MLA_OK) return rc;
     c->have_fp8 = 1;
     snprintf(c->fp8_name, sizeof c->fp8_name, "cuBLASLt FP8 GEMM");
+    snprintf(c->fp8_tag, sizeof c->fp8_tag, "fp8 GEMM");
     return MLA_OK;
 }
 

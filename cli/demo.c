@@ -1,10 +1,10 @@
 /* `mla demo`: one attention-layer step of DeepSeek-V3.2 on synthetic data, through the public API.
  *
- * Three requests with cached prefixes (864, 0, 1920 tokens) receive 160, 96, 128 new tokens
+ * Three requests with cached prefixes (1888, 0, 3968 tokens) receive 160, 96, 128 new tokens
  * (chunked prefill). 16 MLA heads (V3.2's 128 under 8-way tensor parallelism), the lightning
- * indexer with 64 heads of dim 128, top-k 512, page size 64. Stages, in data-flow order:
+ * indexer with 64 heads of dim 128, top-k 2048, page size 64. Stages, in data-flow order:
  *   1 indexer cache store   new tokens' index keys -> MLA_IDX_FP8 pages
- *   2 indexer top-k         FP8 scores of every new token over its visible keys, top 512
+ *   2 indexer top-k         FP8 scores of every new token over its visible keys, top 2048
  *   3 indices to slots      logical positions -> slot ids through the block table
  *   4 fused FP8 prefill     the dense branch: RoPE + RMSNorm of the new latent rows in place,
  *                           FP8 up-projection, causal MHA prefill
@@ -17,6 +17,7 @@
 #include "demo.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,18 +31,18 @@
 
 /* ---- the step's shape ---- */
 #define NB 3
-static const int PREFIX[NB] = {864, 0, 1920};
+static const int PREFIX[NB] = {1888, 0, 3968};
 static const int NEWTOK[NB] = {160, 96, 128};
 enum {
     HEADS = 16,        /* MLA heads */
     IDX_HEADS = 64,
     IDX_DIM = 128,
-    TOPK = 512,
+    TOPK = 2048,       /* V3.2's top-k */
     PS = 64,           /* page size */
-    BT_STRIDE = 32,    /* block-table row: pages of the longest request */
-    NUM_PAGES = 56,
-    LSTRIDE = 2048,    /* logits row: the longest request */
-    MAX_POS = 2048
+    BT_STRIDE = 64,    /* block-table row: pages of the longest request */
+    NUM_PAGES = 104,
+    LSTRIDE = 4096,    /* logits row: the longest request */
+    MAX_POS = 4096
 };
 static const float SCALE = 0.1352338f; /* V3.2's softmax scale */
 static const float EPS = 1e-6f;
@@ -655,6 +656,15 @@ done:
     free(ga); free(gl); free(ra); free(rl); free(keys);
 }
 
+/* One interleaved RoPE pair, computed exactly (f64) from the bf16 input and f32 (cos, sin),
+ * rounded to bf16 once. */
+static void rope_pair(uint16_t *dst, const uint16_t *src, const float *cs) {
+    double a = bf(src[0]), c = bf(src[1]);
+    uint16_t x = f32_to_bf16_ref((float)(a * cs[0] - c * cs[1])), y = f32_to_bf16_ref((float)(a * cs[1] + c * cs[0]));
+    dst[0] = x;
+    dst[1] = y;
+}
+
 /* The fused stage's first two steps, recomputed: RoPE of q and of the new rows, RMSNorm. */
 static void fused_check(verdict *v, const demo *d, const hbuf *o) {
     const uint16_t *q0 = (const uint16_t *)d->t[T_Q_MHA].p, *q1 = (const uint16_t *)o[T_Q_MHA].p;
@@ -669,11 +679,7 @@ static void fused_check(verdict *v, const demo *d, const hbuf *o) {
         const float *f = fc + (size_t)pos * 64;
         for (int h = 0; h < HEADS; h++) {
             uint16_t *x = qref + ((size_t)t * HEADS + h) * 192 + 128;
-            for (int k = 0; k < 32; k++) {
-                float a = bf(x[2 * k]), c = bf(x[2 * k + 1]);
-                x[2 * k] = f32_to_bf16_ref(a * f[2 * k] - c * f[2 * k + 1]);
-                x[2 * k + 1] = f32_to_bf16_ref(a * f[2 * k + 1] + c * f[2 * k]);
-            }
+            for (int k = 0; k < 32; k++) rope_pair(x + 2 * k, x + 2 * k, f + 2 * k);
         }
         const uint16_t *raw = (const uint16_t *)((const uint8_t *)d->t[T_BF16_CACHE].p + latent_at(d, b, pos, 1152));
         uint16_t *y = rows_ref + (size_t)t * 576;
@@ -681,11 +687,7 @@ static void fused_check(verdict *v, const demo *d, const hbuf *o) {
         for (int i = 0; i < 512; i++) ss += bf(raw[i]) * bf(raw[i]);
         float r = 1.0f / sqrtf(ss / 512 + EPS);
         for (int i = 0; i < 512; i++) y[i] = f32_to_bf16_ref(bf(f32_to_bf16_ref(bf(raw[i]) * r)) * bf(gamma[i]));
-        for (int k = 0; k < 32; k++) {
-            float a = bf(raw[512 + 2 * k]), c = bf(raw[512 + 2 * k + 1]);
-            y[512 + 2 * k] = f32_to_bf16_ref(a * f[2 * k] - c * f[2 * k + 1]);
-            y[512 + 2 * k + 1] = f32_to_bf16_ref(a * f[2 * k + 1] + c * f[2 * k]);
-        }
+        for (int k = 0; k < 32; k++) rope_pair(y + 512 + 2 * k, raw + 512 + 2 * k, f + 2 * k);
         memcpy(rows_got + (size_t)t * 576, (const uint8_t *)o[T_BF16_CACHE].p + latent_at(d, b, pos, 1152), 1152);
     }
     tol_check(v, "q", q1, qref, nq, 1, MLA_TOL_OUT);
@@ -847,7 +849,8 @@ int mla_demo_command(int argc, char **argv) {
     if (!d || demo_init(d)) { fprintf(stderr, "mla demo: out of memory\n"); if (d) demo_free(d); free(d); mla_ctx_destroy(ctx); mla_ctx_destroy(cpu); return 1; }
 
     char desc[300];
-    mla_ctx_describe(ctx, desc, sizeof desc);
+    if (cuda) mla_ctx_describe(ctx, desc, sizeof desc);
+    else snprintf(desc, sizeof desc, "backend cpu, %d OpenMP threads", omp_get_max_threads());
     printf("libmla %s demo: one DeepSeek-V3.2 attention-layer step (%s)\n", mla_version_string(), desc);
     printf("  %d requests: cached %d/%d/%d + new %d/%d/%d tokens; %d MLA heads (128 / TP 8); indexer %d heads x %d,\n"
            "  top-k %d; page size %d; unused cache memory is NaN. Checks: %s.\n\n",

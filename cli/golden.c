@@ -87,11 +87,12 @@ static int has_suffix(const char *s, const char *suf) {
 }
 
 static int load_tensors(mla_golden_case *c, char *err, size_t err_n) {
-    DIR *d = opendir(c->dir);
-    if (!d) return set_err(err, err_n, "%s: %s", c->dir, strerror(errno));
-    struct dirent *de;
+    struct dirent **ents = NULL;
+    int n = scandir(c->dir, &ents, NULL, alphasort);
+    if (n < 0) return set_err(err, err_n, "%s: %s", c->dir, strerror(errno));
     int rc = 0;
-    while (rc == 0 && (de = readdir(d))) {
+    for (int e = 0; e < n && rc == 0; e++) {
+        const struct dirent *de = ents[e];
         if (!has_suffix(de->d_name, ".npy")) continue;
         char path[1400], name[256];
         snprintf(path, sizeof path, "%s/%s", c->dir, de->d_name);
@@ -105,7 +106,8 @@ static int load_tensors(mla_golden_case *c, char *err, size_t err_n) {
             rc = set_err(err, err_n, "%s: too many tensors or a duplicate name", path);
         }
     }
-    closedir(d);
+    for (int e = 0; e < n; e++) free(ents[e]);
+    free(ents);
     return rc;
 }
 
@@ -846,7 +848,7 @@ void mla_golden_summary(const mla_golden_report *rep, char *buf, size_t n) {
     size_t k = 0;
     buf[0] = 0;
     for (int i = 0; i < rep->n && k < n; i++) {
-        int w = snprintf(buf + k, n - k, "%s%s", i ? " | " : "", rep->outs[i].summary);
+        int w = snprintf(buf + k, n - k, "%s%s%s", i ? " | " : "", rep->outs[i].summary, rep->outs[i].ok ? "" : " (BAD)");
         if (w < 0) break;
         k += (size_t)w;
     }
