@@ -681,7 +681,10 @@ static void bench_one(mla_ctx *ctx, const bench_cfg *cfg, int warmup, int iters,
     }
     if (b->rc == MLA_ERR_OUT_OF_MEMORY) {
         row->state = ROW_SKIP;
-        snprintf(row->note, sizeof row->note, "skipped: does not fit in %s memory (%.300s)", cuda ? "device" : "host", b->err);
+        size_t free_b = 0, total_b = 0;
+        if (cuda) mla_bench_cuda_mem_info(&free_b, &total_b);
+        snprintf(row->note, sizeof row->note, "skipped: does not fit in %s memory (%.300s; %.1f GiB free)",
+                 cuda ? "device" : "host", b->err, (double)free_b / (1 << 30));
     } else if (b->rc != MLA_OK) {
         row->state = ROW_FAIL;
         snprintf(row->note, sizeof row->note, "setup failed: %s: %.300s", mla_status_str(b->rc), b->err);
@@ -849,7 +852,7 @@ static void usage(FILE *f) {
             "  --batch B --heads H --seqlen S (keys per request) --sq SQ (query tokens per request)\n"
             "  --topk K --page-size P --dim D (indexer) --causal 0|1 --varlen\n"
             "  --format bf16|fp8|ropeaware (decode, sparse, cache_store)   --dtype bf16|fp8 (prefill)\n"
-            "  --iters N --warmup N      (default CPU 5/1, CUDA 30/3)\n"
+            "  --iters N --warmup N      (default CPU 5/1, CUDA 30/3; CUDA takes at least 20)\n"
             "  --md FILE                 append the table as markdown (date, commit, device, command)\n"
             "  --no-ceilings             skip the ceiling measurements\n");
 }
@@ -1008,6 +1011,10 @@ int mla_bench_command(int argc, char **argv) {
     int cuda = mla_ctx_backend(ctx) == MLA_BACKEND_CUDA;
     int warmup = o.warmup >= 0 ? o.warmup : (cuda ? 3 : 1);
     int iters = o.iters > 0 ? o.iters : (cuda ? 30 : 5);
+    if (cuda && iters < 20) {
+        fprintf(stderr, "mla bench: CUDA timings take the median of at least 20 runs (--iters %d raised to 20)\n", iters);
+        iters = 20;
+    }
     char dev[256];
     device_str(ctx, dev, sizeof dev);
     printf("device: %s\n", dev);
