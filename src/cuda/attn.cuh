@@ -9,14 +9,19 @@
  *     key j is column j of the token's indices row (a slot id). A key whose page or slot id is
  *     out of range is skipped: never dereferenced, masked for every row;
  *   - Q [64 x 576] bf16 sits in shared memory for the whole CTA; K tiles of 32 keys stream through
- *     two cp.async stages (FP8 rows are dequantized to bf16 into a third buffer); V = K[:, :512];
+ *     two cp.async stages; V = K[:, :512]. FP8 rows are widened to their raw values bf16(e4m3),
+ *     which is exact, into a third buffer: the scales never touch bf16. Each key has one scale per
+ *     column chunk c (latent 128-column tiles c = 0..3, rope c = 4): 1 for BF16, the tile scale
+ *     (rope 1) for MLA_KV_FP8, sigma_k for every chunk of the rope-aware format (its rope is
+ *     stored divided by sigma_k);
  *   - warp w: row group rg = w % 4 (rows 16 rg .. 16 rg + 15), half ch = w / 4. S = Q K^T of the
- *     warp's 16 rows x the tile's keys [16 ch, 16 ch + 16) (mma.sync m16n8k16 bf16, f32 acc);
- *     the two warps of a row group swap row maxima through shared memory, write P (bf16) to
- *     shared memory, and each computes O[16 rows, 256 ch .. 256 ch + 255] += P V over all 32 keys;
- *   - online softmax in f32, log2 domain: s2 = (q . k) * scale * log2(e) (* q_sigma * sigma_k for
- *     the rope-aware format, whose raw e4m3 latent and sigma-divided rope make one raw dot
- *     product; sigma_k multiplies P for the values);
+ *     warp's 16 rows x the tile's keys [16 ch, 16 ch + 16) (mma.sync m16n8k16 bf16, f32 acc),
+ *     accumulated chunk by chunk, each chunk's partial dot product times the key's chunk scale;
+ *     the two warps of a row group swap row maxima through shared memory and write P into four
+ *     bf16 copies, copy c multiplied by the keys' scales of latent tile c; each warp computes
+ *     O[16 rows, 256 ch .. 256 ch + 255] += P_c V over all 32 keys, c = its column tile;
+ *   - online softmax in f32, log2 domain: s2 = (q . k) * scale * log2(e) (* q_sigma for the
+ *     rope-aware q, whose latent is e4m3 * q_sigma and rope bf16 * q_sigma);
  *   - one split: out (bf16, sink applied), lse and max_logits are written here; several: f32
  *     partials go to the workspace and mla_cuda_attn_combine merges them.
  * Never installed. */
@@ -47,15 +52,16 @@
 #define ATT_SM_STAGE_BYTES (ATT_BN * ATT_LD * 2)                /* one raw stage: 32 rows at 1168 B */
 #define ATT_SM_RAW (ATT_SM_Q + ATT_SM_Q_BYTES)                  /* 2 stages of raw cache rows */
 #define ATT_SM_KB (ATT_SM_RAW + 2 * ATT_SM_STAGE_BYTES)         /* dequantized K [32][ATT_LD] bf16 (FP8 formats) */
-#define ATT_SM_P (ATT_SM_KB + ATT_SM_STAGE_BYTES)               /* P [64][ATT_PLD] bf16 */
-#define ATT_SM_RED (ATT_SM_P + ATT_BM * ATT_PLD * 2)            /* f32 row max [2][64], row sum [2][64] */
+#define ATT_SM_P (ATT_SM_KB + ATT_SM_STAGE_BYTES)               /* P [4 tile copies][64][ATT_PLD] bf16 */
+#define ATT_SM_P_COPY (ATT_BM * ATT_PLD)                        /* bf16 elements of one P copy */
+#define ATT_SM_RED (ATT_SM_P + 4 * ATT_SM_P_COPY * 2)           /* f32 row max [2][64], row sum [2][64] */
 #define ATT_SM_ROW (ATT_SM_RED + 4 * ATT_BM * 4)                /* key row pointers [2 stages][32] */
 #define ATT_SM_FAC (ATT_SM_ROW + 2 * ATT_BN * 8)                /* key factors [2 stages][32] f32 */
 #define ATT_SM_BYTES (ATT_SM_FAC + 2 * ATT_BN * 4)
 
 static_assert(ATT_BM == 4 * 16 && ATT_WARPS == 8, "4 row groups of 16 x 2 halves");
 static_assert(ATT_BN == 32, "each warp's S covers 16 keys = half a tile; PV runs 2 k-steps of 16");
-static_assert(ATT_DV == 2 * 256, "each half of the warps owns 256 output columns");
+static_assert(ATT_DV == 2 * 256, "each half of the warps owns 256 output columns = 2 scale tiles of 128");
 static_assert((ATT_LD * 2) % 16 == 0 && ATT_LD * 2 >= 1152, "rows hold 1152 B and stay 16-byte aligned");
 static_assert((ATT_PLD * 2) % 16 == 0 && ATT_PLD >= ATT_BN, "P rows are 16-byte aligned");
 static_assert(ATT_SM_RAW % 16 == 0 && ATT_SM_KB % 16 == 0 && ATT_SM_P % 16 == 0 && ATT_SM_ROW % 8 == 0,
@@ -126,34 +132,41 @@ MLA_DEV void att_issue_tile(const mla_attn_params *p, uint8_t *stage, const uint
     }
 }
 
-/* FP8 formats: raw stage -> bf16 K [32][ATT_LD]. MLA_KV_FP8: bf16(e4m3 * tile scale), rope copied;
- * rope-aware: bf16(e4m3) (exact; sigma is applied to scores and P), rope copied. Zero-filled
- * (skipped) rows become zeros. Each thread makes 16-byte chunks of 8 values. */
-MLA_DEV void att_dequant_tile(const mla_attn_params *p, const uint8_t *stage, uint16_t *kb, int tid) {
-    const int fp8 = p->format == MLA_KV_FP8;
-    const int rope_at = fp8 ? 528 : 512;
+/* FP8 formats: raw stage -> bf16 K [32][ATT_LD] of raw values: latent bf16(e4m3) (exact), rope
+ * copied; the scales are applied by att_key_scale. Zero-filled (skipped) rows become zeros. Each
+ * thread makes 16-byte chunks of 8 values. */
+MLA_DEV void att_widen_tile(const mla_attn_params *p, const uint8_t *stage, uint16_t *kb, int tid) {
+    const int rope_at = p->format == MLA_KV_FP8 ? 528 : 512;
     for (int c = tid; c < ATT_BN * (ATT_D / 8); c += ATT_THREADS) {
         const int jj = c / (ATT_D / 8), k = c % (ATT_D / 8);
         const uint8_t *row = stage + jj * (ATT_LD * 2);
         uint4 v;
         if (k < ATT_DV / 8) {
             const uint2 e = *reinterpret_cast<const uint2 *>(row + 8 * k);
-            const float sc = fp8 ? *reinterpret_cast<const float *>(row + 512 + 4 * (k / 16)) : 1.0f;
             uint32_t w[8];
 #pragma unroll
             for (int i = 0; i < 4; i++) {
                 w[i] = (e.x >> (8 * i)) & 0xffu;
                 w[4 + i] = (e.y >> (8 * i)) & 0xffu;
             }
-            v.x = pack_bf16x2(e4m3_to_f32_dev((uint8_t)w[0]) * sc, e4m3_to_f32_dev((uint8_t)w[1]) * sc);
-            v.y = pack_bf16x2(e4m3_to_f32_dev((uint8_t)w[2]) * sc, e4m3_to_f32_dev((uint8_t)w[3]) * sc);
-            v.z = pack_bf16x2(e4m3_to_f32_dev((uint8_t)w[4]) * sc, e4m3_to_f32_dev((uint8_t)w[5]) * sc);
-            v.w = pack_bf16x2(e4m3_to_f32_dev((uint8_t)w[6]) * sc, e4m3_to_f32_dev((uint8_t)w[7]) * sc);
+            v.x = pack_bf16x2(e4m3_to_f32_dev((uint8_t)w[0]), e4m3_to_f32_dev((uint8_t)w[1]));
+            v.y = pack_bf16x2(e4m3_to_f32_dev((uint8_t)w[2]), e4m3_to_f32_dev((uint8_t)w[3]));
+            v.z = pack_bf16x2(e4m3_to_f32_dev((uint8_t)w[4]), e4m3_to_f32_dev((uint8_t)w[5]));
+            v.w = pack_bf16x2(e4m3_to_f32_dev((uint8_t)w[6]), e4m3_to_f32_dev((uint8_t)w[7]));
         } else {
             v = *reinterpret_cast<const uint4 *>(row + rope_at + 16 * (k - ATT_DV / 8));
         }
         *reinterpret_cast<uint4 *>(reinterpret_cast<uint8_t *>(kb) + jj * (ATT_LD * 2) + 16 * k) = v;
     }
+}
+
+/* Scale of key jj (row jj of the landed raw stage) for column chunk c (0..3: latent tile, 4: rope).
+ * Skipped keys: 0 (FP8: zero-filled scales; rope-aware: factor 0) or 1 (BF16); they are masked. */
+MLA_DEV float att_key_scale(const mla_attn_params *p, const uint8_t *stage, const float *facs, int jj, int c) {
+    if (p->format == MLA_KV_FP8)
+        return c < 4 ? *reinterpret_cast<const float *>(stage + jj * (ATT_LD * 2) + 512 + 4 * c) : 1.0f;
+    if (p->format == MLA_KV_FP8_ROPE_AWARE) return facs[jj];
+    return 1.0f;
 }
 
 /* Q rows of the CTA -> shared bf16 [64][ATT_LD]; rows >= nrows are zeros. Row r is head
@@ -306,29 +319,45 @@ MLA_DEV void att_body(const mla_attn_params *p, const int sparse) {
         __syncthreads(); /* B: tile it (and Q) landed for every thread */
 
         const uint8_t *stage = sRaw + st * ATT_SM_STAGE_BYTES;
-        const uint16_t *sK = reinterpret_cast<const uint16_t *>(stage);
-        if (p->format != MLA_KV_BF16) {
-            att_dequant_tile(p, stage, sKb, tid);
-            __syncthreads(); /* C: dequantized tile visible */
-            sK = sKb;
-        }
         const uint8_t *const *rows = sRow + st * ATT_BN;
         const float *facs = sFac + st * ATT_BN;
+        const uint16_t *sK = reinterpret_cast<const uint16_t *>(stage);
+        if (p->format != MLA_KV_BF16) {
+            att_widen_tile(p, stage, sKb, tid);
+            __syncthreads(); /* C: widened tile visible */
+            sK = sKb;
+        }
 
-        /* S = Q K^T: 16 rows x keys [16 ch, 16 ch + 16) */
+        /* S = Q K^T: 16 rows x keys [16 ch, 16 ch + 16), chunk by chunk (4 latent tiles of 128
+           columns, then the 64 rope columns), each chunk times the key's scale for it */
         float s[2][4];
 #pragma unroll
         for (int nt = 0; nt < 2; nt++) s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
         if (active) {
             const uint16_t *qa = sQ + (rg * 16 + (lm & 1) * 8 + lr) * ATT_LD + (lm >> 1) * 8;
             const uint16_t *kb = sK + (ch * 16 + (lm >> 1) * 8 + lr) * ATT_LD + (lm & 1) * 8;
-#pragma unroll 4
-            for (int ks = 0; ks < ATT_D / 16; ks++) {
-                uint32_t a[4], bk[4];
-                ldmatrix_x4(a, qa + ks * 16);
-                ldmatrix_x4(bk, kb + ks * 16);
-                mma_bf16_16816(s[0], a, bk);
-                mma_bf16_16816(s[1], a, bk + 2);
+#pragma unroll
+            for (int c = 0; c < 5; c++) {
+                float acc[2][4];
+#pragma unroll
+                for (int nt = 0; nt < 2; nt++) acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
+#pragma unroll
+                for (int ks = 8 * c; ks < (c < 4 ? 8 * c + 8 : ATT_D / 16); ks++) {
+                    uint32_t a[4], bk[4];
+                    ldmatrix_x4(a, qa + ks * 16);
+                    ldmatrix_x4(bk, kb + ks * 16);
+                    mma_bf16_16816(acc[0], a, bk);
+                    mma_bf16_16816(acc[1], a, bk + 2);
+                }
+#pragma unroll
+                for (int nt = 0; nt < 2; nt++) {
+                    const int jj = ch * 16 + nt * 8 + 2 * (lane & 3);
+                    const float k0 = att_key_scale(p, stage, facs, jj, c), k1 = att_key_scale(p, stage, facs, jj + 1, c);
+                    s[nt][0] += k0 * acc[nt][0];
+                    s[nt][1] += k1 * acc[nt][1];
+                    s[nt][2] += k0 * acc[nt][2];
+                    s[nt][3] += k1 * acc[nt][3];
+                }
             }
         }
 
@@ -342,7 +371,7 @@ MLA_DEV void att_body(const mla_attn_params *p, const int sparse) {
                 const int rr = e >> 1;
                 const int jj = ch * 16 + nt * 8 + 2 * (lane & 3) + (e & 1);
                 const bool ok = rows[jj] != 0 && jbase + jj < row_end[rr];
-                const float v = ok ? s[nt][e] * row_fac[rr] * facs[jj] : -INFINITY;
+                const float v = ok ? s[nt][e] * row_fac[rr] : -INFINITY;
                 s[nt][e] = v;
                 mx[rr] = fmaxf(mx[rr], v);
             }
@@ -355,7 +384,7 @@ MLA_DEV void att_body(const mla_attn_params *p, const int sparse) {
         }
         __syncthreads(); /* D: both halves' row maxima visible */
 
-        /* online softmax: new max, rescale O and l, P (times sigma_k for the values) -> shared */
+        /* online softmax: new max, rescale O and l, P times the keys' tile scales -> 4 shared copies */
         float m_use[2];
 #pragma unroll
         for (int rr = 0; rr < 2; rr++) {
@@ -377,29 +406,35 @@ MLA_DEV void att_body(const mla_attn_params *p, const int sparse) {
             float pv[4];
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-                const float pe = exp2f(s[nt][e] - m_use[e >> 1]);
-                l_run[e >> 1] += pe;
-                pv[e] = ra ? pe * facs[jj + (e & 1)] : pe;
+                pv[e] = exp2f(s[nt][e] - m_use[e >> 1]);
+                l_run[e >> 1] += pv[e];
             }
-            *reinterpret_cast<uint32_t *>(sP + row_l[0] * ATT_PLD + jj) = pack_bf16x2(pv[0], pv[1]);
-            *reinterpret_cast<uint32_t *>(sP + row_l[1] * ATT_PLD + jj) = pack_bf16x2(pv[2], pv[3]);
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                const float k0 = att_key_scale(p, stage, facs, jj, c), k1 = att_key_scale(p, stage, facs, jj + 1, c);
+                uint16_t *pc = sP + c * ATT_SM_P_COPY;
+                *reinterpret_cast<uint32_t *>(pc + row_l[0] * ATT_PLD + jj) = pack_bf16x2(pv[0] * k0, pv[1] * k1);
+                *reinterpret_cast<uint32_t *>(pc + row_l[1] * ATT_PLD + jj) = pack_bf16x2(pv[2] * k0, pv[3] * k1);
+            }
         }
         __syncthreads(); /* E: P of both halves visible */
 
-        /* O[16 rows, 256 ch ..] += P[16 rows, 32 keys] V[32 keys, 256 ch ..] */
+        /* O[16 rows, 256 ch ..] += P_c[16 rows, 32 keys] V[32 keys, 256 ch ..], c = 2 ch for the
+           first 128 columns, 2 ch + 1 for the next */
         if (active) {
-            const uint16_t *pa = sP + (rg * 16 + (lm & 1) * 8 + lr) * ATT_PLD + (lm >> 1) * 8;
+            const uint16_t *pa = sP + 2 * ch * ATT_SM_P_COPY + (rg * 16 + (lm & 1) * 8 + lr) * ATT_PLD + (lm >> 1) * 8;
             const uint16_t *vb = sK + ((lm & 1) * 8 + lr) * ATT_LD + ch * 256 + (lm >> 1) * 8;
 #pragma unroll
             for (int kk = 0; kk < ATT_BN / 16; kk++) {
-                uint32_t a[4];
-                ldmatrix_x4(a, pa + kk * 16);
+                uint32_t a[2][4];
+                ldmatrix_x4(a[0], pa + kk * 16);
+                ldmatrix_x4(a[1], pa + ATT_SM_P_COPY + kk * 16);
 #pragma unroll
                 for (int np = 0; np < 16; np++) {
                     uint32_t v[4];
                     ldmatrix_x4_trans(v, vb + kk * 16 * ATT_LD + np * 16);
-                    mma_bf16_16816(o[2 * np], a, v);
-                    mma_bf16_16816(o[2 * np + 1], a, v + 2);
+                    mma_bf16_16816(o[2 * np], a[np >> 3], v);
+                    mma_bf16_16816(o[2 * np + 1], a[np >> 3], v + 2);
                 }
             }
         }

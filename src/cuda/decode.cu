@@ -1,8 +1,9 @@
 /* mla_decode on CUDA: q [T,H,576] bf16 (rope-aware: [T,H,640] packed + q_sigma) x paged latent
    cache (BF16, FP8 656 B, FP8 rope-aware 640 B) -> out [T,H,512] bf16, lse [T,H] f32 (SPEC 4.1).
    v1  CTA = 64 (token, head) rows x one key split; Q in smem, 32-key K tiles by cp.async (2
-       stages, FP8 dequantized to bf16 in smem), mma.sync m16n8k16, online softmax in f32,
-       split-KV + combine.cu for small grids (default)                          not yet timed
+       stages; FP8 widened to exact bf16 raw values, scales applied per 128-column chunk to S and
+       to P), mma.sync m16n8k16, online softmax in f32, split-KV + combine.cu for small grids
+       (default)                                                                not yet timed
    Run alone: `mla check decode`, `build/tests/test_cuda_attn`. The engine is attn.cuh. */
 #include "../core/paged.h"
 #include "attn.cuh"
