@@ -18,8 +18,10 @@
  *     warp's 16 rows x the tile's keys [16 ch, 16 ch + 16) (mma.sync m16n8k16 bf16, f32 acc),
  *     accumulated chunk by chunk, each chunk's partial dot product times the key's chunk scale;
  *     the two warps of a row group swap row maxima through shared memory and write P into four
- *     bf16 copies, copy c multiplied by the keys' scales of latent tile c; each warp computes
- *     O[16 rows, 256 ch .. 256 ch + 255] += P_c V over all 32 keys, c = its column tile;
+ *     copies, copy c multiplied by the keys' scales of latent tile c, each as two bf16 terms
+ *     hi + lo (bf16 P alone errs by 2^-9 relative, which breaks SPEC 5's atol 1e-3 wherever
+ *     weighted values cancel); each warp computes O[16 rows, 256 ch .. 256 ch + 255] +=
+ *     P_c,hi V + P_c,lo V over all 32 keys, c = its column tile;
  *   - online softmax in f32, log2 domain: s2 = (q . k) * scale * log2(e) (* q_sigma for the
  *     rope-aware q, whose latent is e4m3 * q_sigma and rope bf16 * q_sigma);
  *   - one split: out (bf16, sink applied), lse and max_logits are written here; several: f32
@@ -52,9 +54,9 @@
 #define ATT_SM_STAGE_BYTES (ATT_BN * ATT_LD * 2)                /* one raw stage: 32 rows at 1168 B */
 #define ATT_SM_RAW (ATT_SM_Q + ATT_SM_Q_BYTES)                  /* 2 stages of raw cache rows */
 #define ATT_SM_KB (ATT_SM_RAW + 2 * ATT_SM_STAGE_BYTES)         /* dequantized K [32][ATT_LD] bf16 (FP8 formats) */
-#define ATT_SM_P (ATT_SM_KB + ATT_SM_STAGE_BYTES)               /* P [4 tile copies][64][ATT_PLD] bf16 */
+#define ATT_SM_P (ATT_SM_KB + ATT_SM_STAGE_BYTES)               /* P [4 tiles][hi, lo][64][ATT_PLD] bf16 */
 #define ATT_SM_P_COPY (ATT_BM * ATT_PLD)                        /* bf16 elements of one P copy */
-#define ATT_SM_RED (ATT_SM_P + 4 * ATT_SM_P_COPY * 2)           /* f32 row max [2][64], row sum [2][64] */
+#define ATT_SM_RED (ATT_SM_P + 8 * ATT_SM_P_COPY * 2)           /* f32 row max [2][64], row sum [2][64] */
 #define ATT_SM_ROW (ATT_SM_RED + 4 * ATT_BM * 4)                /* key row pointers [2 stages][32] */
 #define ATT_SM_FAC (ATT_SM_ROW + 2 * ATT_BN * 8)                /* key factors [2 stages][32] f32 */
 #define ATT_SM_BYTES (ATT_SM_FAC + 2 * ATT_BN * 4)
@@ -158,6 +160,13 @@ MLA_DEV void att_widen_tile(const mla_attn_params *p, const uint8_t *stage, uint
         }
         *reinterpret_cast<uint4 *>(reinterpret_cast<uint8_t *>(kb) + jj * (ATT_LD * 2) + 16 * k) = v;
     }
+}
+
+/* (a, b) -> bf16x2 hi and the bf16x2 of what hi misses: a = hi.a + lo.a to 2^-17 relative */
+MLA_DEV void att_split_bf16x2(float a, float b, uint32_t *hi, uint32_t *lo) {
+    const uint32_t h = pack_bf16x2(a, b);
+    *hi = h;
+    *lo = pack_bf16x2(a - bf16_to_f32_dev((uint16_t)(h & 0xffffu)), b - bf16_to_f32_dev((uint16_t)(h >> 16)));
 }
 
 /* Scale of key jj (row jj of the landed raw stage) for column chunk c (0..3: latent tile, 4: rope).
@@ -384,7 +393,8 @@ MLA_DEV void att_body(const mla_attn_params *p, const int sparse) {
         }
         __syncthreads(); /* D: both halves' row maxima visible */
 
-        /* online softmax: new max, rescale O and l, P times the keys' tile scales -> 4 shared copies */
+        /* online softmax: new max, rescale O and l, P times the keys' tile scales -> 4 shared copies
+           of hi + lo bf16 terms */
         float m_use[2];
 #pragma unroll
         for (int rr = 0; rr < 2; rr++) {
@@ -412,29 +422,37 @@ MLA_DEV void att_body(const mla_attn_params *p, const int sparse) {
 #pragma unroll
             for (int c = 0; c < 4; c++) {
                 const float k0 = att_key_scale(p, stage, facs, jj, c), k1 = att_key_scale(p, stage, facs, jj + 1, c);
-                uint16_t *pc = sP + c * ATT_SM_P_COPY;
-                *reinterpret_cast<uint32_t *>(pc + row_l[0] * ATT_PLD + jj) = pack_bf16x2(pv[0] * k0, pv[1] * k1);
-                *reinterpret_cast<uint32_t *>(pc + row_l[1] * ATT_PLD + jj) = pack_bf16x2(pv[2] * k0, pv[3] * k1);
+                uint16_t *hi = sP + 2 * c * ATT_SM_P_COPY, *lo = hi + ATT_SM_P_COPY;
+                att_split_bf16x2(pv[0] * k0, pv[1] * k1, reinterpret_cast<uint32_t *>(hi + row_l[0] * ATT_PLD + jj),
+                                 reinterpret_cast<uint32_t *>(lo + row_l[0] * ATT_PLD + jj));
+                att_split_bf16x2(pv[2] * k0, pv[3] * k1, reinterpret_cast<uint32_t *>(hi + row_l[1] * ATT_PLD + jj),
+                                 reinterpret_cast<uint32_t *>(lo + row_l[1] * ATT_PLD + jj));
             }
         }
         __syncthreads(); /* E: P of both halves visible */
 
-        /* O[16 rows, 256 ch ..] += P_c[16 rows, 32 keys] V[32 keys, 256 ch ..], c = 2 ch for the
-           first 128 columns, 2 ch + 1 for the next */
+        /* O[16 rows, 256 ch ..] += (P_c,hi + P_c,lo)[16 rows, 32 keys] V[32 keys, 256 ch ..],
+           c = 2 ch for the first 128 columns (np 0..7), 2 ch + 1 for the next (np 8..15) */
         if (active) {
-            const uint16_t *pa = sP + 2 * ch * ATT_SM_P_COPY + (rg * 16 + (lm & 1) * 8 + lr) * ATT_PLD + (lm >> 1) * 8;
+            const uint16_t *pa = sP + (rg * 16 + (lm & 1) * 8 + lr) * ATT_PLD + (lm >> 1) * 8;
             const uint16_t *vb = sK + ((lm & 1) * 8 + lr) * ATT_LD + ch * 256 + (lm >> 1) * 8;
 #pragma unroll
             for (int kk = 0; kk < ATT_BN / 16; kk++) {
-                uint32_t a[2][4];
-                ldmatrix_x4(a[0], pa + kk * 16);
-                ldmatrix_x4(a[1], pa + ATT_SM_P_COPY + kk * 16);
 #pragma unroll
-                for (int np = 0; np < 16; np++) {
-                    uint32_t v[4];
-                    ldmatrix_x4_trans(v, vb + kk * 16 * ATT_LD + np * 16);
-                    mma_bf16_16816(o[2 * np], a[np >> 3], v);
-                    mma_bf16_16816(o[2 * np + 1], a[np >> 3], v + 2);
+                for (int half = 0; half < 2; half++) {
+                    const uint16_t *pc = pa + 2 * (2 * ch + half) * ATT_SM_P_COPY + kk * 16;
+                    uint32_t ah[4], al[4];
+                    ldmatrix_x4(ah, pc);
+                    ldmatrix_x4(al, pc + ATT_SM_P_COPY);
+#pragma unroll
+                    for (int np = 8 * half; np < 8 * half + 8; np++) {
+                        uint32_t v[4];
+                        ldmatrix_x4_trans(v, vb + kk * 16 * ATT_LD + np * 16);
+                        mma_bf16_16816(o[2 * np], al, v);
+                        mma_bf16_16816(o[2 * np], ah, v);
+                        mma_bf16_16816(o[2 * np + 1], al, v + 2);
+                        mma_bf16_16816(o[2 * np + 1], ah, v + 2);
+                    }
                 }
             }
         }
