@@ -499,11 +499,13 @@ MLA_DEV void att_body(const mla_attn_params *p, const int sparse) {
             }
         } else {
             const int64_t prow = (int64_t)split * p->num_tokens * H + t * H + h;
-            const float inv = any ? 1.0f / l : 0.0f;
-            float *po = p->part_o + prow * ATT_DV + col0;
+            if (any) { /* a split without keys leaves its o unwritten: the combine gives it weight 0, unread */
+                const float inv = 1.0f / l;
+                float *po = p->part_o + prow * ATT_DV + col0;
 #pragma unroll
-            for (int nt = 0; nt < 32; nt++)
-                *reinterpret_cast<float2 *>(po + nt * 8) = make_float2(o[nt][2 * rr] * inv, o[nt][2 * rr + 1] * inv);
+                for (int nt = 0; nt < 32; nt++)
+                    *reinterpret_cast<float2 *>(po + nt * 8) = make_float2(o[nt][2 * rr] * inv, o[nt][2 * rr + 1] * inv);
+            }
             if (ch == 0 && (lane & 3) == 0) {
                 p->part_lse[prow] = any ? m + log2f(l) : -INFINITY;
                 p->part_max[prow] = any ? m : -INFINITY;

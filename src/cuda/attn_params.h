@@ -54,7 +54,7 @@ typedef struct mla_attn_params {
     int32_t out_pairs;         /* 1: out and its strides allow 4-byte bf16x2 stores */
 
     /* ---- workspace (num_splits > 1 only) ---- */
-    float *part_o;             /* [num_splits, T * H, 512] each split's normalized output */
+    float *part_o;             /* [num_splits, T * H, 512] each split's normalized output; unwritten for a split without keys */
     float *part_lse;           /* [num_splits, T * H] log2(sum exp2) of the split; -inf: no key */
     float *part_max;           /* [num_splits, T * H] max score of the split, log2 units; -inf: none */
 } mla_attn_params;

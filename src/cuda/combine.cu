@@ -58,7 +58,7 @@ __global__ __launch_bounds__(CMB_THREADS) void combine_kernel_v1(const __grid_co
             float W = 0.0f;
             for (int s = 0; s < S; s++) {
                 const float w = exp2f(p.part_lse[s * rows + row] - M); /* -inf (empty split) -> 0 */
-                if (w == 0.0f) continue;                               /* its partial is zeros anyway */
+                if (w == 0.0f) continue;                               /* no key (o never written) or negligible */
                 const float4 v = *reinterpret_cast<const float4 *>(p.part_o + (s * rows + row) * ATT_DV + c);
                 W += w;
                 acc[0] += w * v.x;
