@@ -1,0 +1,44 @@
+/* Internal: the Hopper (sm_90a) wgmma kernel of mla_decode for the MLA_KV_BF16 latent cache
+ * (src/cuda/decode_hopper.cu). Plain C with mla.h types only, so that C tests can include it.
+ * The dispatcher in decode.cu calls mla_cuda_decode_hopper_supported() first and takes this
+ * kernel when it returns 1. Host-visible arguments are assumed validated (src/core/decode.c). */
+#ifndef MLA_CUDA_DECODE_HOPPER_H
+#define MLA_CUDA_DECODE_HOPPER_H
+
+#include <stddef.h>
+
+#include "mla.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* 1 if this kernel handles the call; else 0 with the missing feature named in why (e.g.
+ * "format MLA_KV_FP8", "device SM 8.0 (needs SM 9.0)", "q not 16-byte aligned"). */
+int mla_cuda_decode_hopper_supported(const mla_ctx *ctx, const mla_decode_args *a, char *why, size_t why_n);
+/* Scratch bytes for the automatic split count (0 when the call runs unsplit). Reads only
+ * num_tokens, num_heads and batch.num_requests (and the context's SM count). */
+size_t mla_cuda_decode_hopper_workspace(const mla_ctx *ctx, const mla_decode_args *a);
+/* Launches on mla_cuda_stream(ctx); allocates nothing. MLA_ERR_INVALID_ARG naming
+ * workspace_bytes when the workspace is too small; MLA_ERR_UNSUPPORTED when !supported. */
+mla_status mla_cuda_decode_hopper(mla_ctx *ctx, const mla_decode_args *a);
+
+/* ---- testing hooks (tests/test_cuda_decode_hopper.c) ---- */
+/* The split count the automatic plan picks for these shapes (1 = unsplit). */
+int mla_cuda_decode_hopper_splits(const mla_ctx *ctx, const mla_decode_args *a);
+/* As above with a forced split count (0 = automatic; 1..MLA_HD_MAX_SPLITS). */
+#define MLA_HD_MAX_SPLITS 64
+size_t mla_cuda_decode_hopper_workspace_ex(const mla_ctx *ctx, const mla_decode_args *a, int num_splits);
+mla_status mla_cuda_decode_hopper_ex(mla_ctx *ctx, const mla_decode_args *a, int num_splits);
+/* Stage test: runs one CTA (request 0, row block 0, first key tile only) and writes to the
+ * device buffer dbg (f32, 64*64 + 64*512 values):
+ *   dbg[r*64 + j]          = raw S = q_r . k_j over 576 dims (tensor cores, before scale/mask)
+ *   dbg[4096 + r*512 + c]  = raw O after one P.V with P forced to the identity (P[r][j] = r==j),
+ *                            i.e. the cache row of key r, column c (0 for keys past seq_len).
+ * Row r of the block is (token r / H, head r % H) of request 0. Nothing else is written. */
+mla_status mla_cuda_decode_hopper_stage(mla_ctx *ctx, const mla_decode_args *a, float *dbg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

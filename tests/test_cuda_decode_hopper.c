@@ -1,0 +1,753 @@
+/* The Hopper wgmma decode kernel (src/cuda/decode_hopper.cu, SPEC 4.1, MLA_KV_BF16) against a
+ * float64 reference written here (not the CPU backend), on inputs from a seeded generator:
+ *   - stage tests first: raw S = Q K^T of one tile (K-major wgmma descriptors, the cp.async
+ *     swizzled loads, the accumulator layout) and raw O after P.V with P = identity (the
+ *     transposed V descriptor), so a layout bug is named before the full cases fail;
+ *   - full cases: H 1, 16, 64, 100, 128; q_len 1, 2 and ragged with 0; seq_len 0, 1, 63, 64, 65,
+ *     1000, 4097; page 64, 128 and 1, 16, 100, 192; causal and not; sink (with +-inf); padded
+ *     strides; an out-of-range page id; NaN in every unused slot, page and padding; automatic and
+ *     forced split counts; out bf16 by MLA_TOL_OUT, lse by MLA_TOL_LSE (+inf rows identical),
+ *     padding of out and lse untouched, one case run twice for identical bytes.
+ * No CUDA device or no SM 9.0: one SKIP line. MLA_TEST_QUICK=1: a reduced set.
+ * MLA_BENCH_HOPPER=1: also times b=128 h=128 s_q=2 seq 4096/8192, b=128 h=16 s_q=1 seq 16384 and
+ * a small batch (cudaEvents, 256 MB L2 flush between runs, median of 20): TFLOPS and TB/s. */
+#include <limits.h>
+
+#include "harness.h"
+
+#ifdef MLA_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#include "cuda/decode_hopper.h"
+
+static mla_ctx *g_gpu;
+static int g_quick;
+
+#define MAXB 8
+#define DK 576
+#define DV 512
+#define BF16_NAN 0x7fc0u
+
+/* ------------------------------------------------------------------------------------------ */
+/* device memory (abort on failure: a harness problem, not a case result)                       */
+
+static void *dev_alloc(size_t n) {
+    void *d = NULL;
+    if (mla_malloc(g_gpu, n ? n : 16, &d) != MLA_OK) {
+        fprintf(stderr, "device malloc of %zu bytes failed: %s\n", n, mla_ctx_last_error(g_gpu));
+        exit(2);
+    }
+    return d;
+}
+static void *dev_put(const void *host, size_t n) {
+    void *d = dev_alloc(n);
+    if (n && host && mla_memcpy_to_backend(g_gpu, d, host, n) != MLA_OK) {
+        fprintf(stderr, "copy to device failed: %s\n", mla_ctx_last_error(g_gpu));
+        exit(2);
+    }
+    return d;
+}
+static void dev_get(void *host, const void *d, size_t n) {
+    if (n && mla_memcpy_to_host(g_gpu, host, d, n) != MLA_OK) {
+        fprintf(stderr, "copy to host failed: %s\n", mla_ctx_last_error(g_gpu));
+        exit(2);
+    }
+}
+
+static uint16_t bf16_of(double v) { return mla_f32_to_bf16((float)v); }
+static void *dup_bytes(const void *p, size_t n) {
+    void *q = h_alloc(n);
+    memcpy(q, p, n);
+    return q;
+}
+static void fill_u16(uint16_t *p, size_t n, uint16_t v) {
+    for (size_t i = 0; i < n; i++) p[i] = v;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* A case: shapes and options                                                                   */
+
+typedef struct hcase {
+    int B, qlen[MAXB], seq[MAXB];
+    int H, page, causal;
+    int sink_mode;           /* 0 none, 1 finite, 2 finite with sink[0] = -inf, sink[1] = +inf */
+    int pad_q, pad_out, pad_lse, page_pad; /* pad_q multiple of 8, page_pad multiple of 16 */
+    int bad_page;            /* one used block-table entry out of range: its keys are skipped */
+    int no_lse;
+    double scale;
+    int nsplits, splits[4];  /* split settings to run (0 = automatic) */
+    int twice;               /* run the first setting again: identical bytes */
+} hcase;
+
+static void case_name(const hcase *c, char *buf, size_t n) {
+    int k = snprintf(buf, n, "decode_hopper H=%d page=%d causal=%d q_len=[", c->H, c->page, c->causal);
+    for (int i = 0; i < c->B && k > 0 && (size_t)k < n; i++) k += snprintf(buf + k, n - (size_t)k, "%s%d", i ? "," : "", c->qlen[i]);
+    if (k > 0 && (size_t)k < n) k += snprintf(buf + k, n - (size_t)k, "] seq=[");
+    for (int i = 0; i < c->B && k > 0 && (size_t)k < n; i++) k += snprintf(buf + k, n - (size_t)k, "%s%d", i ? "," : "", c->seq[i]);
+    if (k > 0 && (size_t)k < n)
+        k += snprintf(buf + k, n - (size_t)k, "] sink=%d pads=%d/%d/%d/%d bad_page=%d%s splits=", c->sink_mode, c->pad_q,
+                      c->pad_out, c->pad_lse, c->page_pad, c->bad_page, c->no_lse ? " no_lse" : "");
+    for (int i = 0; i < c->nsplits && k > 0 && (size_t)k < n; i++)
+        k += snprintf(buf + k, n - (size_t)k, "%s%s", i ? "," : "", c->splits[i] ? "" : "auto");
+    for (int i = 0; i < c->nsplits && k > 0 && (size_t)k < n; i++)
+        if (c->splits[i]) k += snprintf(buf + k, n - (size_t)k, "%d ", c->splits[i]);
+}
+
+/* The host side of a case: every input in host memory plus its float copy for the reference. */
+typedef struct hdata {
+    int T;
+    int32_t q_off[MAXB + 1];
+    int64_t q_sh, q_st, o_sh, o_st, lse_st, page_stride, bt_stride;
+    int num_pages;
+    uint16_t *q;             /* [T, q_st] */
+    float *qf;               /* [T, H, 576] */
+    uint8_t *pool;           /* [num_pages, page_stride] */
+    float *kvf;              /* [num_pages, page, 576] (NaN where unused) */
+    int32_t *bt;             /* [B, bt_stride] */
+    float *sink;             /* [H] or NULL */
+} hdata;
+
+static void make_data(h_rng *r, const hcase *c, hdata *d) {
+    memset(d, 0, sizeof *d);
+    const int H = c->H, P = c->page;
+    d->q_off[0] = 0;
+    for (int b = 0; b < c->B; b++) d->q_off[b + 1] = d->q_off[b] + c->qlen[b];
+    d->T = d->q_off[c->B];
+    d->q_sh = DK + c->pad_q;
+    d->q_st = (int64_t)H * d->q_sh + (c->pad_q ? 8 : 0);
+    d->o_sh = DV + c->pad_out;
+    d->o_st = (int64_t)H * d->o_sh + (c->pad_out ? 2 : 0);
+    d->lse_st = H + c->pad_lse;
+    const int T1 = d->T ? d->T : 1;
+    d->q = (uint16_t *)h_alloc(sizeof(uint16_t) * (size_t)T1 * (size_t)d->q_st);
+    fill_u16(d->q, (size_t)T1 * (size_t)d->q_st, BF16_NAN);
+    d->qf = (float *)h_alloc(sizeof(float) * (size_t)T1 * H * DK);
+    for (int t = 0; t < d->T; t++)
+        for (int h = 0; h < H; h++)
+            for (int k = 0; k < DK; k++) {
+                uint16_t v = bf16_of(h_normal(r));
+                d->q[t * d->q_st + h * d->q_sh + k] = v;
+                d->qf[((int64_t)t * H + h) * DK + k] = mla_bf16_to_f32(v);
+            }
+    /* pages: each request's pages are a random permutation of the pool, plus 2 unused pages */
+    int np[MAXB], used = 0, maxp = 1;
+    for (int b = 0; b < c->B; b++) {
+        np[b] = (c->seq[b] + P - 1) / P;
+        used += np[b];
+        if (np[b] > maxp) maxp = np[b];
+    }
+    d->num_pages = used + 2;
+    d->bt_stride = maxp + 1;
+    int32_t *perm = (int32_t *)h_alloc(sizeof(int32_t) * (size_t)d->num_pages);
+    for (int i = 0; i < d->num_pages; i++) perm[i] = i;
+    for (int i = d->num_pages - 1; i > 0; i--) {
+        int j = h_int(r, 0, i);
+        int32_t x = perm[i]; perm[i] = perm[j]; perm[j] = x;
+    }
+    d->bt = (int32_t *)h_alloc(sizeof(int32_t) * (size_t)(c->B * d->bt_stride));
+    int k = 0;
+    for (int b = 0; b < c->B; b++)
+        for (int64_t p = 0; p < d->bt_stride; p++)
+            d->bt[b * d->bt_stride + p] = p < np[b] ? perm[k++] : (int32_t)(INT32_MAX - p); /* never read */
+    free(perm);
+    if (c->bad_page) { /* the longest request gets one page id outside [0, num_pages) */
+        int bb = 0;
+        for (int b = 1; b < c->B; b++) if (np[b] > np[bb]) bb = b;
+        if (np[bb] > 0) d->bt[bb * d->bt_stride + np[bb] / 2] = (np[bb] & 1) ? -1 : d->num_pages + 5;
+    }
+    d->page_stride = (int64_t)P * 1152 + c->page_pad;
+    const size_t pool_n = (size_t)d->num_pages * (size_t)d->page_stride;
+    d->pool = (uint8_t *)h_alloc(pool_n);
+    fill_u16((uint16_t *)d->pool, pool_n / 2, BF16_NAN);
+    const size_t kvf_n = (size_t)d->num_pages * P * DK;
+    d->kvf = (float *)h_alloc(sizeof(float) * kvf_n);
+    for (size_t i = 0; i < kvf_n; i++) d->kvf[i] = NAN;
+    for (int b = 0; b < c->B; b++)
+        for (int j = 0; j < c->seq[b]; j++) {
+            int32_t pg = d->bt[b * d->bt_stride + j / P];
+            if (pg < 0 || pg >= d->num_pages) continue;
+            uint16_t *row = (uint16_t *)(d->pool + (int64_t)pg * d->page_stride + (int64_t)(j % P) * 1152);
+            float *rf = d->kvf + ((int64_t)pg * P + j % P) * DK;
+            for (int x = 0; x < DK; x++) {
+                row[x] = bf16_of(h_normal(r));
+                rf[x] = mla_bf16_to_f32(row[x]);
+            }
+        }
+    if (c->sink_mode) {
+        d->sink = (float *)h_alloc(sizeof(float) * (size_t)H);
+        for (int h = 0; h < H; h++) d->sink[h] = (float)(h_normal(r) * 2.0);
+        if (c->sink_mode == 2) {
+            d->sink[0] = -INFINITY;
+            if (H > 1) d->sink[1] = INFINITY;
+        }
+    }
+}
+
+static void free_data(hdata *d) {
+    free(d->q); free(d->qf); free(d->pool); free(d->kvf); free(d->bt); free(d->sink);
+}
+
+/* float64 reference: out [T, H, 512], lse [T, H] (SPEC 4.1 and the shared output rules) */
+static void reference(const hcase *c, const hdata *d, double *out, double *lse) {
+    const int H = c->H, P = c->page;
+    const int64_t nrow = (int64_t)d->T * H;
+#pragma omp parallel for schedule(dynamic, 4)
+    for (int64_t row = 0; row < nrow; row++) {
+        const int t = (int)(row / H), h = (int)(row % H);
+        int b = 0;
+        while (!(d->q_off[b] <= t && t < d->q_off[b + 1])) b++;
+        const int qlen = c->qlen[b], seq = c->seq[b], i = t - d->q_off[b];
+        const int64_t pos = (int64_t)seq - qlen + i;
+        const float *qr = d->qf + row * DK;
+        double *sc = (double *)malloc(sizeof(double) * (size_t)(seq > 0 ? seq : 1));
+        const float **kr = (const float **)malloc(sizeof(float *) * (size_t)(seq > 0 ? seq : 1));
+        double m = -INFINITY;
+        int any = 0;
+        for (int j = 0; j < seq; j++) {
+            sc[j] = -INFINITY;
+            kr[j] = NULL;
+            if (c->causal && j > pos) continue;
+            int32_t pg = d->bt[b * d->bt_stride + j / P];
+            if (pg < 0 || pg >= d->num_pages) continue;
+            const float *k = d->kvf + ((int64_t)pg * P + j % P) * DK;
+            double s = 0;
+            for (int x = 0; x < DK; x++) s += (double)qr[x] * (double)k[x];
+            sc[j] = c->scale * s;
+            kr[j] = k;
+            if (sc[j] > m) m = sc[j];
+            any = 1;
+        }
+        double *o = out + row * DV;
+        for (int x = 0; x < DV; x++) o[x] = 0;
+        if (!any) {
+            lse[row] = INFINITY;
+        } else {
+            double l = 0;
+            for (int j = 0; j < seq; j++) {
+                if (!kr[j]) continue;
+                double p = exp(sc[j] - m);
+                l += p;
+                for (int x = 0; x < DV; x++) o[x] += p * (double)kr[j][x];
+            }
+            lse[row] = m + log(l);
+            double f = 1.0 / l;
+            if (d->sink) f *= 1.0 / (1.0 + exp((double)d->sink[h] - lse[row]));
+            for (int x = 0; x < DV; x++) o[x] *= f;
+        }
+        free(sc);
+        free(kr);
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Full cases                                                                                   */
+
+static void run_case(h_rng *r, const hcase *c) {
+    char name[400];
+    case_name(c, name, sizeof name);
+    h_begin("%s", name);
+    hdata d;
+    make_data(r, c, &d);
+    const int H = c->H, T = d.T;
+    const int64_t TH = (int64_t)T * H;
+    double *out_ref = (double *)h_alloc(sizeof(double) * (size_t)(TH ? TH : 1) * DV);
+    double *lse_ref = (double *)h_alloc(sizeof(double) * (size_t)(TH ? TH : 1));
+    reference(c, &d, out_ref, lse_ref);
+
+    const int T1 = T ? T : 1;
+    const size_t out_n = (size_t)T1 * (size_t)d.o_st, lse_n = (size_t)T1 * (size_t)d.lse_st;
+    void *d_q = dev_put(d.q, sizeof(uint16_t) * (size_t)T1 * (size_t)d.q_st);
+    void *d_pool = dev_put(d.pool, (size_t)d.num_pages * (size_t)d.page_stride);
+    void *d_bt = dev_put(d.bt, sizeof(int32_t) * (size_t)(c->B * d.bt_stride));
+    void *d_qoff = dev_put(d.q_off, sizeof(int32_t) * (size_t)(c->B + 1));
+    int32_t seq32[MAXB];
+    for (int b = 0; b < c->B; b++) seq32[b] = c->seq[b];
+    void *d_seq = dev_put(seq32, sizeof(int32_t) * (size_t)c->B);
+    void *d_sink = d.sink ? dev_put(d.sink, sizeof(float) * (size_t)H) : NULL;
+    uint16_t *out_poison = (uint16_t *)h_alloc(sizeof(uint16_t) * out_n);
+    fill_u16(out_poison, out_n, 0xffffu);
+    float *lse_poison = (float *)h_alloc(sizeof(float) * lse_n);
+    for (size_t i = 0; i < lse_n; i++) lse_poison[i] = -12345.0f;
+    void *d_out = dev_alloc(sizeof(uint16_t) * out_n);
+    void *d_lse = dev_alloc(sizeof(float) * lse_n);
+    uint16_t *out_h = (uint16_t *)h_alloc(sizeof(uint16_t) * out_n), *out_first = NULL;
+    float *lse_h = (float *)h_alloc(sizeof(float) * lse_n);
+    float *out_f = (float *)h_alloc(sizeof(float) * (size_t)(TH ? TH : 1) * DV);
+    float *lse_f = (float *)h_alloc(sizeof(float) * (size_t)(TH ? TH : 1));
+
+    mla_decode_args a;
+    memset(&a, 0, sizeof a);
+    a.num_tokens = T;
+    a.num_heads = H;
+    a.q = d_q;
+    a.q_stride_t = c->pad_q ? d.q_st : 0;
+    a.q_stride_h = c->pad_q ? d.q_sh : 0;
+    a.cache.base = d_pool;
+    a.cache.page_stride = d.page_stride;
+    a.cache.page_size = c->page;
+    a.cache.num_pages = d.num_pages;
+    a.cache.format = MLA_KV_BF16;
+    a.batch.num_requests = c->B;
+    a.batch.q_offsets = (const int32_t *)d_qoff;
+    a.batch.seq_lens = (const int32_t *)d_seq;
+    a.batch.block_table = (const int32_t *)d_bt;
+    a.batch.bt_stride = d.bt_stride;
+    a.causal = c->causal;
+    a.scale = (float)c->scale;
+    a.sink = (const float *)d_sink;
+    a.out = (uint16_t *)d_out;
+    a.out_stride_t = c->pad_out ? d.o_st : 0;
+    a.out_stride_h = c->pad_out ? d.o_sh : 0;
+    a.lse = c->no_lse ? NULL : (float *)d_lse;
+    a.lse_stride_t = c->pad_lse ? d.lse_st : 0;
+
+    char why[200];
+    if (!mla_cuda_decode_hopper_supported(g_gpu, &a, why, sizeof why)) EXPECT(0, "unsupported: %s", why);
+    const int runs = c->nsplits + (c->twice ? 1 : 0);
+    for (int run = 0; run < runs && !h_case_bad; run++) {
+        const int ns = run < c->nsplits ? c->splits[run] : c->splits[0];
+        const size_t ws = mla_cuda_decode_hopper_workspace_ex(g_gpu, &a, ns);
+        void *d_ws = ws ? dev_alloc(ws) : NULL;
+        if (ws) mla_memset(g_gpu, d_ws, 0xff, ws); /* NaN: a read of an unwritten partial shows */
+        a.workspace = d_ws;
+        a.workspace_bytes = ws;
+        if (ws >= 16) { /* one byte short must be refused, naming workspace_bytes */
+            a.workspace_bytes = ws - 1;
+            mla_status rc = mla_cuda_decode_hopper_ex(g_gpu, &a, ns);
+            EXPECT(rc == MLA_ERR_INVALID_ARG && strstr(mla_ctx_last_error(g_gpu), "workspace_bytes"),
+                   "short workspace: status %s (%s)", mla_status_str(rc), mla_ctx_last_error(g_gpu));
+            a.workspace_bytes = ws;
+        }
+        mla_memcpy_to_backend(g_gpu, d_out, out_poison, sizeof(uint16_t) * out_n);
+        mla_memcpy_to_backend(g_gpu, d_lse, lse_poison, sizeof(float) * lse_n);
+        mla_status rc = mla_cuda_decode_hopper_ex(g_gpu, &a, ns);
+        EXPECT_OK(g_gpu, rc);
+        mla_status rs = mla_synchronize(g_gpu);
+        EXPECT_OK(g_gpu, rs);
+        if (d_ws) mla_free(g_gpu, d_ws);
+        if (rc != MLA_OK || rs != MLA_OK) break;
+        dev_get(out_h, d_out, sizeof(uint16_t) * out_n);
+        dev_get(lse_h, d_lse, sizeof(float) * lse_n);
+        const int used_splits = ns ? ns : mla_cuda_decode_hopper_splits(g_gpu, &a);
+
+        if (run == c->nsplits) { /* the repeat: bit-identical */
+            EXPECT(memcmp(out_h, out_first, sizeof(uint16_t) * out_n) == 0, "second run (splits=%d) differs from the first",
+                   used_splits);
+            break;
+        }
+        if (run == 0 && c->twice) out_first = (uint16_t *)dup_bytes(out_h, sizeof(uint16_t) * out_n);
+
+        /* padding untouched, data gathered densely */
+        int64_t pad_bad = -1, lse_pad_bad = -1;
+        for (int t = 0; t < T; t++) {
+            for (int64_t x = 0; x < d.o_st; x++) {
+                const int64_t h = x / d.o_sh, k = x % d.o_sh;
+                if (h < H && k < DV) out_f[((int64_t)t * H + h) * DV + k] = mla_bf16_to_f32(out_h[t * d.o_st + x]);
+                else if (out_h[t * d.o_st + x] != 0xffffu && pad_bad < 0) pad_bad = t * d.o_st + x;
+            }
+            for (int64_t x = 0; x < d.lse_st; x++) {
+                if (x < H) lse_f[(int64_t)t * H + x] = lse_h[t * d.lse_st + x];
+                else if (lse_h[t * d.lse_st + x] != -12345.0f && lse_pad_bad < 0) lse_pad_bad = t * d.lse_st + x;
+            }
+        }
+        EXPECT(pad_bad < 0, "splits=%d: out padding written at element %lld", used_splits, (long long)pad_bad);
+        EXPECT(lse_pad_bad < 0, "splits=%d: lse padding written at element %lld", used_splits, (long long)lse_pad_bad);
+        mla_cmp cm;
+        char s[320];
+        if (TH && !mla_compare(out_f, out_ref, TH * DV, MLA_TOL_OUT, &cm)) {
+            mla_cmp_str(&cm, s, sizeof s);
+            const int64_t fb = cm.first_bad >= 0 ? cm.first_bad : 0;
+            EXPECT(0, "splits=%d out: %s (t=%lld h=%lld d=%lld)", used_splits, s, (long long)(fb / DV / H),
+                   (long long)(fb / DV % H), (long long)(fb % DV));
+        }
+        if (TH && !c->no_lse && !mla_compare(lse_f, lse_ref, TH, MLA_TOL_LSE, &cm)) {
+            mla_cmp_str(&cm, s, sizeof s);
+            const int64_t fb = cm.first_bad >= 0 ? cm.first_bad : 0;
+            EXPECT(0, "splits=%d lse: %s (t=%lld h=%lld)", used_splits, s, (long long)(fb / H), (long long)(fb % H));
+        }
+        if (c->no_lse) {
+            int untouched = 1;
+            for (size_t i = 0; i < lse_n; i++) untouched &= lse_h[i] == -12345.0f;
+            EXPECT(untouched, "splits=%d: lse written although NULL", used_splits);
+        }
+    }
+    h_end();
+
+    free(out_first);
+    mla_free(g_gpu, d_q); mla_free(g_gpu, d_pool); mla_free(g_gpu, d_bt); mla_free(g_gpu, d_qoff);
+    mla_free(g_gpu, d_seq); mla_free(g_gpu, d_sink); mla_free(g_gpu, d_out); mla_free(g_gpu, d_lse);
+    free(out_poison); free(lse_poison); free(out_h); free(lse_h); free(out_f); free(lse_f);
+    free(out_ref); free(lse_ref);
+    free_data(&d);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Stage test: one CTA, one tile, raw S and O = identity . V (see decode_hopper.h)              */
+
+static void print_corner(const char *what, const float *g, const double *ref, int ld) {
+    printf("  %s, rows 0..3, cols 0..7 (gpu | ref):\n", what);
+    for (int i = 0; i < 4; i++) {
+        printf("   ");
+        for (int j = 0; j < 8; j++) printf(" %8.3f", g[i * ld + j]);
+        printf("  |");
+        for (int j = 0; j < 8; j++) printf(" %8.3f", ref[i * ld + j]);
+        printf("\n");
+    }
+}
+
+static void stage_test(h_rng *r, int H, int qlen, int seq) {
+    hcase c;
+    memset(&c, 0, sizeof c);
+    c.B = 1; c.qlen[0] = qlen; c.seq[0] = seq; c.H = H; c.page = 64; c.scale = 0.1;
+    h_begin("decode_hopper stage: S = Q K^T and O = I.V of one tile (H=%d q_len=%d seq=%d)", H, qlen, seq);
+    hdata d;
+    make_data(r, &c, &d);
+    const int nq = qlen * H < 64 ? qlen * H : 64;
+    double *s_ref = (double *)h_alloc(sizeof(double) * 64 * 64);
+    double *o_ref = (double *)h_alloc(sizeof(double) * 64 * DV);
+    for (int rr = 0; rr < 64; rr++) {
+        for (int j = 0; j < 64; j++) {
+            double s = 0;
+            if (rr < nq && j < seq) {
+                const float *qr = d.qf + (int64_t)rr * DK; /* row rr = (token rr / H, head rr % H) */
+                const int32_t pg = d.bt[j / 64];
+                const float *k = d.kvf + ((int64_t)pg * 64 + j % 64) * DK;
+                for (int x = 0; x < DK; x++) s += (double)qr[x] * (double)k[x];
+            }
+            s_ref[rr * 64 + j] = s;
+        }
+        for (int x = 0; x < DV; x++)
+            o_ref[rr * DV + x] = rr < seq ? (double)d.kvf[((int64_t)d.bt[0] * 64 + rr) * DK + x] : 0.0;
+    }
+    void *d_q = dev_put(d.q, sizeof(uint16_t) * (size_t)d.T * (size_t)d.q_st);
+    void *d_pool = dev_put(d.pool, (size_t)d.num_pages * (size_t)d.page_stride);
+    void *d_bt = dev_put(d.bt, sizeof(int32_t) * (size_t)d.bt_stride);
+    void *d_qoff = dev_put(d.q_off, sizeof(int32_t) * 2);
+    int32_t seq32 = seq;
+    void *d_seq = dev_put(&seq32, sizeof(int32_t));
+    void *d_out = dev_alloc(sizeof(uint16_t) * (size_t)d.T * (size_t)d.o_st);
+    const size_t dbg_n = 64 * 64 + 64 * DV;
+    float *d_dbg = (float *)dev_alloc(sizeof(float) * dbg_n);
+    mla_memset(g_gpu, d_dbg, 0xff, sizeof(float) * dbg_n);
+    mla_decode_args a;
+    memset(&a, 0, sizeof a);
+    a.num_tokens = d.T; a.num_heads = H; a.q = d_q;
+    a.cache.base = d_pool; a.cache.page_stride = d.page_stride; a.cache.page_size = 64;
+    a.cache.num_pages = d.num_pages; a.cache.format = MLA_KV_BF16;
+    a.batch.num_requests = 1; a.batch.q_offsets = (const int32_t *)d_qoff; a.batch.seq_lens = (const int32_t *)d_seq;
+    a.batch.block_table = (const int32_t *)d_bt; a.batch.bt_stride = d.bt_stride;
+    a.scale = 0.1f; a.out = (uint16_t *)d_out;
+    mla_status rc = mla_cuda_decode_hopper_stage(g_gpu, &a, d_dbg);
+    EXPECT_OK(g_gpu, rc);
+    mla_status rs = mla_synchronize(g_gpu);
+    EXPECT_OK(g_gpu, rs);
+    if (rc == MLA_OK && rs == MLA_OK) {
+        float *g = (float *)h_alloc(sizeof(float) * dbg_n);
+        dev_get(g, d_dbg, sizeof(float) * dbg_n);
+        const mla_tol tol_s = {1e-2, 1e-3, 1e-6}, tol_o = {0, 0, 0};
+        mla_cmp cm;
+        char s[320];
+        if (!mla_compare(g, s_ref, 64 * 64, tol_s, &cm)) {
+            mla_cmp_str(&cm, s, sizeof s);
+            EXPECT(0, "S (K-major descriptors / swizzled loads / accumulator layout): %s (row %lld key %lld)", s,
+                   (long long)(cm.first_bad >= 0 ? cm.first_bad / 64 : -1), (long long)(cm.first_bad >= 0 ? cm.first_bad % 64 : -1));
+            print_corner("S", g, s_ref, 64);
+        }
+        if (!mla_compare(g + 4096, o_ref, 64 * DV, tol_o, &cm)) {
+            mla_cmp_str(&cm, s, sizeof s);
+            EXPECT(0, "O = I.V (transposed V descriptor / P tile): %s (row %lld col %lld)", s,
+                   (long long)(cm.first_bad >= 0 ? cm.first_bad / DV : -1), (long long)(cm.first_bad >= 0 ? cm.first_bad % DV : -1));
+            print_corner("O", g + 4096, o_ref, DV);
+        }
+        free(g);
+    }
+    h_end();
+    mla_free(g_gpu, d_q); mla_free(g_gpu, d_pool); mla_free(g_gpu, d_bt); mla_free(g_gpu, d_qoff);
+    mla_free(g_gpu, d_seq); mla_free(g_gpu, d_out); mla_free(g_gpu, d_dbg);
+    free(s_ref); free(o_ref);
+    free_data(&d);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Case list                                                                                    */
+
+static hcase mk(int H, int page, int causal, int B, const int *qlen, const int *seq) {
+    hcase c;
+    memset(&c, 0, sizeof c);
+    c.H = H; c.page = page; c.causal = causal; c.B = B;
+    for (int b = 0; b < B; b++) { c.qlen[b] = qlen[b]; c.seq[b] = seq[b]; }
+    c.scale = 0.1352338;
+    c.nsplits = 1;
+    c.splits[0] = 0;
+    return c;
+}
+
+static void run_all(h_rng *r) {
+    stage_test(r, 64, 1, 64);  /* a full tile */
+    stage_test(r, 16, 2, 40);  /* 32 query rows, 40 keys: zero rows on both sides */
+
+    /* sweep: every H x every seq_len, two requests, the options rotating */
+    static const int Hs[5] = {1, 16, 64, 100, 128};
+    static const int Ss[7] = {0, 1, 63, 64, 65, 1000, 4097};
+    int k = 0;
+    for (int hi = 0; hi < 5; hi++)
+        for (int si = 0; si < 7; si++, k++) {
+            const int H = Hs[hi], S = Ss[si];
+            if (g_quick && !((H == 16 || H == 128) && (S == 0 || S == 65 || S == 1000))) continue;
+            const int sq = 1 + (k & 1);
+            int q[2], s[2];
+            s[0] = S;
+            q[0] = S == 0 ? sq : (sq < S ? sq : S);
+            q[1] = (k % 3 == 1) ? 0 : 1;
+            s[1] = S == 0 ? 0 : S / 2 + 1;
+            hcase c = mk(H, (k % 3 == 2) ? 128 : 64, (k % 4) != 3, 2, q, s);
+            c.sink_mode = (k % 3 == 0);
+            c.splits[0] = (k % 5 == 4) ? 1 : 0;
+            run_case(r, &c);
+        }
+
+    { /* ragged with q_len 0 and empty requests; automatic and unsplit, run twice */
+        const int q[5] = {2, 0, 1, 3, 1}, s[5] = {70, 0, 1, 300, 0};
+        hcase c = mk(16, 64, 1, 5, q, s);
+        c.sink_mode = 1;
+        c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
+        c.twice = 1;
+        run_case(r, &c);
+    }
+    { /* an out-of-range page id inside the used range: its keys are skipped */
+        const int q[2] = {2, 1}, s[2] = {1000, 130};
+        hcase c = mk(64, 64, 1, 2, q, s);
+        c.bad_page = 1;
+        c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
+        run_case(r, &c);
+    }
+    { /* page 16, H 128 */
+        const int q[2] = {2, 1}, s[2] = {300, 17};
+        hcase c = mk(128, 16, 1, 2, q, s);
+        run_case(r, &c);
+    }
+    if (g_quick) return;
+    { /* page 1 */
+        const int q[2] = {2, 1}, s[2] = {100, 3};
+        hcase c = mk(16, 1, 1, 2, q, s);
+        c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
+        run_case(r, &c);
+    }
+    { /* page 100 (not a multiple of 64), H 64, non-causal */
+        const int q[2] = {2, 2}, s[2] = {1000, 257};
+        hcase c = mk(64, 100, 0, 2, q, s);
+        c.sink_mode = 1;
+        run_case(r, &c);
+    }
+    { /* page 192, H 100 */
+        const int q[2] = {1, 2}, s[2] = {700, 450};
+        hcase c = mk(100, 192, 1, 2, q, s);
+        c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
+        run_case(r, &c);
+    }
+    { /* padded strides everywhere, sink with -inf / +inf */
+        const int q[3] = {1, 2, 1}, s[3] = {129, 64, 700};
+        hcase c = mk(16, 64, 1, 3, q, s);
+        c.pad_q = 8; c.pad_out = 6; c.pad_lse = 3; c.page_pad = 64;
+        c.sink_mode = 2;
+        c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
+        run_case(r, &c);
+    }
+    { /* padded strides, H 128, lse NULL */
+        const int q[2] = {2, 1}, s[2] = {500, 65};
+        hcase c = mk(128, 128, 1, 2, q, s);
+        c.pad_q = 16; c.pad_out = 2; c.page_pad = 16;
+        c.no_lse = 1;
+        run_case(r, &c);
+    }
+    { /* non-causal with q_len = seq_len, H 1 and 100 */
+        const int q[2] = {3, 5}, s[2] = {3, 5};
+        hcase c = mk(1, 64, 0, 2, q, s);
+        run_case(r, &c);
+        c.H = 100;
+        run_case(r, &c);
+    }
+    { /* other scales */
+        const int q[1] = {2}, s[1] = {900};
+        hcase c = mk(64, 64, 1, 1, q, s);
+        c.scale = 0.5;
+        run_case(r, &c);
+        c.scale = 0.01;
+        c.splits[0] = 1;
+        run_case(r, &c);
+    }
+    { /* one long request, H 128, s_q 2: automatic (many splits), unsplit, 7 splits; run twice */
+        const int q[1] = {2}, s[1] = {4097};
+        hcase c = mk(128, 64, 1, 1, q, s);
+        c.nsplits = 3; c.splits[0] = 0; c.splits[1] = 1; c.splits[2] = 7;
+        c.twice = 1;
+        run_case(r, &c);
+    }
+    { /* eight requests of H 128, random lengths and q_len 1..3 */
+        int q[8], s[8];
+        for (int b = 0; b < 8; b++) { q[b] = h_int(r, 1, 3); s[b] = h_int(r, q[b], 2500); }
+        hcase c = mk(128, 64, 1, 8, q, s);
+        c.sink_mode = 1;
+        c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
+        run_case(r, &c);
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Benchmark (MLA_BENCH_HOPPER=1)                                                              */
+
+#define BCHECK(call)                                                                              \
+    do {                                                                                          \
+        cudaError_t e_ = (call);                                                                  \
+        if (e_ != cudaSuccess) {                                                                  \
+            printf("bench: %s failed: %s\n", #call, cudaGetErrorString(e_));                      \
+            ok = 0;                                                                               \
+            goto done;                                                                            \
+        }                                                                                         \
+    } while (0)
+
+static int cmp_float(const void *x, const void *y) {
+    float a = *(const float *)x, b = *(const float *)y;
+    return a < b ? -1 : a > b;
+}
+
+static void bench_one(h_rng *r, int B, int H, int sq, int seq) {
+    const int T = B * sq, page = 64, ppr = (seq + page - 1) / page, npages = B * ppr;
+    const size_t pool_bytes = (size_t)npages * page * 1152, q_n = (size_t)T * H * DK;
+    const size_t flush_bytes = (size_t)256 << 20, chunk = (size_t)64 << 20;
+    int ok = 1;
+    void *d_q = NULL, *d_pool = NULL, *d_bt = NULL, *d_qoff = NULL, *d_seq = NULL, *d_out = NULL, *d_lse = NULL;
+    void *d_ws = NULL, *d_flush = NULL;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    float ms[20];
+    uint16_t *hq = (uint16_t *)h_alloc(q_n * 2), *hc = (uint16_t *)h_alloc(chunk), ho[1024];
+    int32_t *bt = (int32_t *)h_alloc(sizeof(int32_t) * (size_t)npages), *perm = (int32_t *)h_alloc(sizeof(int32_t) * (size_t)npages);
+    int32_t *qoff = (int32_t *)h_alloc(sizeof(int32_t) * (size_t)(B + 1)), *seqs = (int32_t *)h_alloc(sizeof(int32_t) * (size_t)B);
+    for (size_t i = 0; i < q_n; i++) hq[i] = bf16_of(h_uniform(r) * 4 - 2);
+    for (size_t i = 0; i < chunk / 2; i++) hc[i] = bf16_of(h_uniform(r) * 4 - 2);
+    for (int i = 0; i < npages; i++) perm[i] = i;
+    for (int i = npages - 1; i > 0; i--) {
+        int j = h_int(r, 0, i);
+        int32_t x = perm[i]; perm[i] = perm[j]; perm[j] = x;
+    }
+    for (int i = 0; i < npages; i++) bt[i] = perm[i];
+    for (int b = 0; b <= B; b++) qoff[b] = b * sq;
+    for (int b = 0; b < B; b++) seqs[b] = seq;
+
+    BCHECK(cudaMalloc(&d_q, q_n * 2));
+    BCHECK(cudaMalloc(&d_pool, pool_bytes));
+    BCHECK(cudaMalloc(&d_bt, sizeof(int32_t) * (size_t)npages));
+    BCHECK(cudaMalloc(&d_qoff, sizeof(int32_t) * (size_t)(B + 1)));
+    BCHECK(cudaMalloc(&d_seq, sizeof(int32_t) * (size_t)B));
+    BCHECK(cudaMalloc(&d_out, (size_t)T * H * DV * 2));
+    BCHECK(cudaMalloc(&d_lse, (size_t)T * H * 4));
+    BCHECK(cudaMalloc(&d_flush, flush_bytes));
+    BCHECK(cudaMemcpy(d_q, hq, q_n * 2, cudaMemcpyHostToDevice));
+    BCHECK(cudaMemcpy(d_pool, hc, pool_bytes < chunk ? pool_bytes : chunk, cudaMemcpyHostToDevice));
+    for (size_t off = chunk; off < pool_bytes; off += chunk) /* replicate the random chunk */
+        BCHECK(cudaMemcpy((uint8_t *)d_pool + off, d_pool, pool_bytes - off < chunk ? pool_bytes - off : chunk,
+                          cudaMemcpyDeviceToDevice));
+    BCHECK(cudaMemcpy(d_bt, bt, sizeof(int32_t) * (size_t)npages, cudaMemcpyHostToDevice));
+    BCHECK(cudaMemcpy(d_qoff, qoff, sizeof(int32_t) * (size_t)(B + 1), cudaMemcpyHostToDevice));
+    BCHECK(cudaMemcpy(d_seq, seqs, sizeof(int32_t) * (size_t)B, cudaMemcpyHostToDevice));
+    {
+        mla_decode_args a;
+        memset(&a, 0, sizeof a);
+        a.num_tokens = T; a.num_heads = H; a.q = d_q;
+        a.cache.base = d_pool; a.cache.page_stride = (int64_t)page * 1152; a.cache.page_size = page;
+        a.cache.num_pages = npages; a.cache.format = MLA_KV_BF16;
+        a.batch.num_requests = B; a.batch.q_offsets = (const int32_t *)d_qoff; a.batch.seq_lens = (const int32_t *)d_seq;
+        a.batch.block_table = (const int32_t *)d_bt; a.batch.bt_stride = ppr;
+        a.causal = 1; a.scale = 0.1352338f; a.out = (uint16_t *)d_out; a.lse = (float *)d_lse;
+        const size_t ws = mla_cuda_decode_hopper_workspace(g_gpu, &a);
+        if (ws) BCHECK(cudaMalloc(&d_ws, ws));
+        a.workspace = d_ws; a.workspace_bytes = ws;
+        const int splits = mla_cuda_decode_hopper_splits(g_gpu, &a);
+        BCHECK(cudaEventCreate(&e0));
+        BCHECK(cudaEventCreate(&e1));
+        for (int it = 0; it < 3; it++)
+            if (mla_cuda_decode_hopper(g_gpu, &a) != MLA_OK) { printf("bench: %s\n", mla_ctx_last_error(g_gpu)); ok = 0; goto done; }
+        BCHECK(cudaDeviceSynchronize());
+        for (int it = 0; it < 20; it++) {
+            BCHECK(cudaMemsetAsync(d_flush, it & 0xff, flush_bytes, 0)); /* evict the cache from L2 */
+            BCHECK(cudaEventRecord(e0, 0));
+            mla_status rc = mla_cuda_decode_hopper(g_gpu, &a);
+            BCHECK(cudaEventRecord(e1, 0));
+            if (rc != MLA_OK) { printf("bench: %s\n", mla_ctx_last_error(g_gpu)); ok = 0; goto done; }
+            BCHECK(cudaEventSynchronize(e1));
+            BCHECK(cudaEventElapsedTime(&ms[it], e0, e1));
+        }
+        BCHECK(cudaMemcpy(ho, d_out, sizeof ho, cudaMemcpyDeviceToHost));
+        int finite = 1;
+        for (int i = 0; i < 1024; i++) finite &= isfinite(mla_bf16_to_f32(ho[i]));
+        qsort(ms, 20, sizeof(float), cmp_float);
+        const double t = 0.5 * (ms[9] + ms[10]) * 1e-3;
+        const double flops = 2.0 * B * sq * H * (double)(DK + DV) * seq;
+        const double bytes = (double)B * seq * 1152 + (double)q_n * 2 + (double)T * H * DV * 2;
+        printf("bench b=%d h=%d s_q=%d seq=%d splits=%d: %.3f ms (min %.3f)  %.1f TFLOPS  %.2f TB/s%s\n", B, H, sq, seq, splits,
+               t * 1e3, ms[0], flops / t * 1e-12, bytes / t * 1e-12, finite ? "" : "  NON-FINITE OUTPUT");
+        fflush(stdout);
+    }
+done:
+    if (!ok) printf("bench b=%d h=%d s_q=%d seq=%d: not timed\n", B, H, sq, seq);
+    if (e0) cudaEventDestroy(e0);
+    if (e1) cudaEventDestroy(e1);
+    cudaFree(d_q); cudaFree(d_pool); cudaFree(d_bt); cudaFree(d_qoff); cudaFree(d_seq); cudaFree(d_out);
+    cudaFree(d_lse); cudaFree(d_ws); cudaFree(d_flush);
+    free(hq); free(hc); free(bt); free(perm); free(qoff); free(seqs);
+}
+
+static void bench_all(h_rng *r) {
+    bench_one(r, 128, 128, 2, 4096);
+    bench_one(r, 128, 128, 2, 8192);
+    bench_one(r, 128, 16, 1, 16384);
+    bench_one(r, 2, 128, 1, 32768);
+    bench_one(r, 8, 16, 1, 32768);
+}
+
+int main(void) {
+    const char *qe = getenv("MLA_TEST_QUICK");
+    g_quick = qe && atoi(qe) != 0;
+    if (mla_cuda_device_count() == 0) {
+        h_begin("decode_hopper");
+        h_skip("no CUDA device");
+        return h_finish();
+    }
+    mla_ctx_params cp = mla_ctx_params_default();
+    cp.backend = MLA_BACKEND_CUDA;
+    if (mla_ctx_create(&cp, &g_gpu) != MLA_OK) {
+        h_begin("decode_hopper");
+        h_skip("cannot create a CUDA context");
+        return h_finish();
+    }
+    { /* the kernel needs SM 9.0: elsewhere the whole file is skipped */
+        mla_decode_args a;
+        memset(&a, 0, sizeof a);
+        a.num_heads = 1;
+        a.cache.format = MLA_KV_BF16;
+        a.cache.page_size = 64;
+        char why[200];
+        if (!mla_cuda_decode_hopper_supported(g_gpu, &a, why, sizeof why)) {
+            h_begin("decode_hopper");
+            h_skip(why);
+            mla_ctx_destroy(g_gpu);
+            return h_finish();
+        }
+    }
+    h_rng r = {0x5eedd0c0de0001ull};
+    run_all(&r);
+    const char *be = getenv("MLA_BENCH_HOPPER");
+    if (be && atoi(be) != 0) bench_all(&r);
+    mla_ctx_destroy(g_gpu);
+    return h_finish();
+}
+
+#else /* built without CUDA */
+
+int main(void) {
+    h_begin("decode_hopper");
+    h_skip("built without CUDA");
+    return h_finish();
+}
+
+#endif
