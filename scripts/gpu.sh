@@ -2,7 +2,8 @@
 # One call on the GPU machine: build, GPU tests (golden on CUDA, CUDA vs CPU randomized),
 # compute-sanitizer memcheck/racecheck on a reduced set, the benchmark; short table last.
 #   bash scripts/gpu.sh [test|bench|all|sanitize] [extra bench args...]
-# Needs the golden cases in ./golden (copy of ../shared/golden; carried to the device).
+# Needs the golden cases in ./golden (copy of ../shared/golden; carried to the device), and
+# golden/COMMIT holding `git describe --always --dirty` of the tree sent.
 set -uo pipefail
 mode=${1:-all}; shift || true
 OUT=${OUT:-out}; mkdir -p "$OUT"
@@ -23,6 +24,8 @@ if command -v cuobjdump >/dev/null; then
   log "SASS: $(grep -cE 'HGMMA' "$OUT/sass.txt") HGMMA, $(grep -cE 'QGMMA' "$OUT/sass.txt") QGMMA, $(grep -cE 'HMMA' "$OUT/sass.txt") HMMA, $(grep -c 'LDL\|STL' "$OUT/sass.txt") LDL/STL"
 fi
 export MLA_GOLDEN=$PWD/golden
+# the device copy has no .git: the commit comes in golden/COMMIT (written by the caller)
+export MLA_COMMIT=$(cat golden/COMMIT 2>/dev/null || echo unknown)
 
 run_test() { # name, command...
   local name=$1; shift
