@@ -6,6 +6,7 @@
 #include "topk_check.h"
 #include "core/numeric.h"
 #include "cpu/cpu.h"
+#include "cpu/topk.h"
 
 #define MAXB 6
 
@@ -257,6 +258,61 @@ static void run_case(mla_ctx *ctx, const icase *c) {
     h_end();
 }
 
+/* ---- the selection routine alone (src/cpu/topk.c) against a stable sort ---- */
+
+static const float *g_sel_scores;
+static int cmp_ref(const void *x, const void *y) { /* score descending (-0 == +0), position ascending */
+    int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
+    float a = g_sel_scores[i], b = g_sel_scores[j];
+    if (a != b) return a > b ? -1 : 1;
+    return (i > j) - (i < j);
+}
+
+static void topk_routine_cases(void) {
+    h_begin("top-k routine: random rows with heavy ties, -0/+0, -inf holes, every k regime");
+    h_rng r = {777};
+    int bad = 0;
+    for (int it = 0; it < 300 && !bad; it++) {
+        int n = it < 5 ? it : h_int(&r, 0, it < 200 ? 300 : 20000);
+        int mode = h_int(&r, 0, 4);
+        float *s = h_alloc(sizeof(float) * (size_t)(n + 1));
+        for (int j = 0; j < n; j++) {
+            double u = h_uniform(&r);
+            switch (mode) {
+            case 0: s[j] = (float)h_normal(&r); break;                                   /* distinct */
+            case 1: s[j] = (float)h_int(&r, -3, 3); break;                               /* few values */
+            case 2: s[j] = u < 0.5 ? 0.0f : u < 0.8 ? -0.0f : (float)h_normal(&r); break; /* zeros of both signs */
+            case 3: s[j] = (float)(1.0 + h_int(&r, 0, 7) * 1e-7); break;                 /* ulp-close keys */
+            default: s[j] = u < 0.3 ? -INFINITY : (float)h_normal(&r) * 1e30f; break;    /* holes, huge */
+            }
+            if (mode != 4 && h_uniform(&r) < 0.05) s[j] = -INFINITY;
+        }
+        int valid = 0;
+        int32_t *ref = h_alloc(sizeof(int32_t) * (size_t)(n + 1));
+        for (int j = 0; j < n; j++)
+            if (s[j] != -INFINITY) ref[valid++] = j;
+        g_sel_scores = s;
+        qsort(ref, (size_t)valid, sizeof *ref, cmp_ref);
+        int kk = h_int(&r, 0, 3);
+        int top_k = kk == 0 ? 1 : kk == 1 ? h_int(&r, 1, n + 1) : kk == 2 ? valid + h_int(&r, 0, 5) : (valid > 1 ? valid - 1 : 1);
+        if (top_k < 1) top_k = 1;
+        int32_t *got = h_alloc(sizeof(int32_t) * (size_t)top_k);
+        uint32_t *scr = h_alloc(sizeof(uint32_t) * mla_cpu_topk_scratch_words(n, top_k));
+        int64_t k = mla_cpu_topk_row(s, n, top_k, got, scr);
+        int64_t want = valid < top_k ? valid : top_k;
+        if (k != want) { EXPECT(0, "n %d mode %d top_k %d: returned %lld, want %lld", n, mode, top_k, (long long)k, (long long)want); bad = 1; }
+        for (int i = 0; i < top_k && !bad; i++) {
+            int32_t w = i < want ? ref[i] : -1;
+            if (got[i] != w) {
+                EXPECT(0, "n %d mode %d top_k %d: entry %d is %d, want %d", n, mode, top_k, i, got[i], w);
+                bad = 1;
+            }
+        }
+        free(s); free(ref); free(got); free(scr);
+    }
+    h_end();
+}
+
 /* ---- golden cases: a minimal .npy reader (version 1/2, C order, little-endian) ---- */
 
 typedef struct { void *data; int64_t shape[4]; int ndim; char descr[8]; int64_t count; } npy;
@@ -383,6 +439,8 @@ static void golden_case(mla_ctx *ctx, const char *root, const char *cname) {
 
 int main(void) {
     mla_ctx *ctx = h_cpu_ctx();
+
+    topk_routine_cases();
 
     /* hand-picked corners */
     const icase fixed[] = {
