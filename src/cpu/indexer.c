@@ -40,11 +40,6 @@
 typedef float v16 __attribute__((vector_size(64)));
 typedef int32_t v16i __attribute__((vector_size(64)));
 
-static inline v16 relu16(v16 a) {
-    const v16 zero = {0};
-    return (v16)((v16i)a & (v16i)(a > zero)); /* NaN -> 0 as well */
-}
-
 /* One query token against one panel: out[PANEL] = sum over heads of qs[h] * max(0, q[h] . k).
  * qp: [ng][D][HG] packed f32; kt: [D][PANEL] f32 (64-byte aligned). ISO C mode turns off FMA
  * contraction; this loop wants it. */
@@ -65,9 +60,13 @@ __attribute__((optimize("fp-contract=fast"))) static void score_panel(const floa
                 for (int v = 0; v < NV; v++) acc[r][v] += s * k[v];
             }
         }
+        const v16 zero = {0};
         for (int r = 0; r < HG; r++) {
             float w = qs[g * HG + r];
-            for (int v = 0; v < NV; v++) o[v] += w * relu16(acc[r][v]);
+            for (int v = 0; v < NV; v++) { /* ReLU by mask (NaN -> 0 as well) */
+                v16 relu = (v16)((v16i)acc[r][v] & (v16i)(acc[r][v] > zero));
+                o[v] += w * relu;
+            }
         }
     }
     for (int v = 0; v < NV; v++) *(v16 *)(out + 16 * v) = o[v];
@@ -83,7 +82,6 @@ typedef struct {
     float *const *row_out; /* [rows] score rows */
     const float *qp;       /* [rows][ng][D][HG] */
     const float *qs;       /* [rows][ng*HG] */
-    const float *lut;      /* e4m3 -> f32 */
 } chunk_ctx;
 
 /* Visible keys of request-local row i: causal j <= pos, else j < seq. */
@@ -93,24 +91,86 @@ static inline int64_t visible(const mla_indexer_args *a, int64_t seq, int64_t ql
     return n < 0 ? 0 : n > seq ? seq : n;
 }
 
-/* Converts keys [k0, k0 + nk) of the request into panels kt [KBLK/PANEL][D][PANEL] (zero
- * padding), their scales into ks and whether their page exists into ok. */
-static void load_keys(const chunk_ctx *c, int64_t k0, int nk, float *kt, float *ks, uint8_t *ok) {
+typedef uint32_t v16u __attribute__((vector_size(64)));
+
+/* e4m3 codes -> f32 bit patterns, bit for bit e4m3_to_f32_ref: normal codes by moving the bits
+ * into place, subnormals as m * 2^-9, 0x7F/0xFF NaN. Branch-free integer code that gcc
+ * vectorizes. */
+static void e4m3_bits(const uint8_t *restrict src, uint32_t *restrict dst, int n) {
+    for (int i = 0; i < n; i++) {
+        int32_t x = src[i], em = x & 0x7f;
+        float sub = (float)em * (1.0f / 512.0f);
+        int32_t sb;
+        memcpy(&sb, &sub, 4);
+        int32_t normal = -(em >= 8), nan = -(em == 0x7f);
+        int32_t bits = (((em << 20) + (120 << 23)) & normal) | (sb & ~normal);
+        bits = (bits & ~nan) | (0x7fc00000 & nan);
+        dst[i] = (uint32_t)(bits | (x & 0x80) << 24);
+    }
+}
+
+/* In-place transpose of 16 rows of 16 floats: for b = 8, 4, 2, 1 swap the off-diagonal b x b
+ * blocks of every 2b x 2b block (two-source shuffles). */
+static inline __attribute__((always_inline)) void transpose16(v16 *m) {
+    static const v16i lo_mask[4] = {
+        {0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23},
+        {0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27},
+        {0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29},
+        {0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30}};
+    static const v16i hi_mask[4] = {
+        {8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31},
+        {4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31},
+        {2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31},
+        {1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31}};
+#pragma GCC unroll 4
+    for (int s = 0; s < 4; s++) {
+        const int b = 8 >> s;
+#pragma GCC unroll 16
+        for (int i = 0; i < 16; i++) {
+            if (i & b) continue;
+            v16 lo = m[i], hi = m[i + b];
+            m[i] = __builtin_shuffle(lo, hi, lo_mask[s]);
+            m[i + b] = __builtin_shuffle(lo, hi, hi_mask[s]);
+        }
+    }
+}
+
+/* Converts keys [k0, k0 + nk) of the request into panels kt [KBLK/PANEL][D][PANEL] (zeros past
+ * nk and for keys on an out-of-range page), their scales into ks and whether their page exists
+ * into ok. 16 keys at a time: convert their rows into rowbits [16][D], then transpose 16 x 16
+ * tiles into the panel. */
+static void load_keys(const chunk_ctx *c, int64_t k0, int nk, float *kt, float *ks, uint8_t *ok, uint32_t *rowbits) {
+    static const uint8_t zero_row[128];
     const mla_paged_cache *pc = &c->a->cache;
     const int D = c->D;
-    memset(kt, 0, (size_t)KBLK * D * sizeof *kt);
-    for (int jj = 0; jj < KBLK; jj++) { ks[jj] = 0.0f; ok[jj] = 0; }
+    const uint8_t *rows[KBLK];
+    for (int jj = 0; jj < KBLK; jj++) {
+        rows[jj] = zero_row;
+        ks[jj] = 0.0f;
+        ok[jj] = 0;
+    }
     for (int jj = 0; jj < nk; jj++) {
         int64_t j = k0 + jj;
         int32_t page = c->a->batch.block_table[(int64_t)c->b * c->a->batch.bt_stride + j / pc->page_size];
         if (page < 0 || page >= pc->num_pages) continue;
         const uint8_t *pg = (const uint8_t *)pc->base + (int64_t)page * pc->page_stride;
         int64_t slot = j % pc->page_size;
-        const uint8_t *row = pg + slot * D;
+        rows[jj] = pg + slot * D;
         memcpy(&ks[jj], pg + (int64_t)pc->page_size * D + slot * 4, 4);
         ok[jj] = 1;
-        float *dst = kt + (size_t)(jj / PANEL) * D * PANEL + jj % PANEL;
-        for (int d = 0; d < D; d++) dst[d * PANEL] = c->lut[row[d]];
+    }
+    const int used = (nk + PANEL - 1) / PANEL * PANEL; /* panels the scorer reads */
+    for (int k16 = 0; k16 < used; k16 += 16) {
+        float *dst = kt + (size_t)(k16 / PANEL) * D * PANEL + k16 % PANEL;
+        for (int i = 0; i < 16; i++) e4m3_bits(rows[k16 + i], rowbits + (size_t)i * D, D);
+        for (int d0 = 0; d0 < D; d0 += 16) {
+            v16 m[16];
+#pragma GCC unroll 16
+            for (int i = 0; i < 16; i++) m[i] = (v16) * (const v16u *)(rowbits + (size_t)i * D + d0);
+            transpose16(m);
+#pragma GCC unroll 16
+            for (int i = 0; i < 16; i++) *(v16 *)(dst + (size_t)(d0 + i) * PANEL) = m[i];
+        }
     }
 }
 
@@ -120,7 +180,7 @@ static void score_task(const chunk_ctx *c, int64_t k0, int64_t r0, int64_t r1, f
     int64_t kmax = visible(a, c->seq, c->qlen, c->c0 + r1 - 1); /* visibility grows with the row */
     if (k0 >= kmax) return;
     int nk = (int)(kmax - k0 < KBLK ? kmax - k0 : KBLK);
-    load_keys(c, k0, nk, kt, ks, ok);
+    load_keys(c, k0, nk, kt, ks, ok, (uint32_t *)(kt + (size_t)KBLK * c->D));
     float tile[PANEL] __attribute__((aligned(64)));
     const int HP = c->ng * HG;
     for (int64_t r = r0; r < r1; r++) {
@@ -158,7 +218,7 @@ mla_status mla_cpu_indexer(mla_ctx *ctx, const mla_indexer_args *a) {
         crows = lim < 4 ? 4 : lim < CHUNK_T ? lim : CHUNK_T;
     }
     size_t tk_words = mla_cpu_topk_scratch_words(smax, a->top_k);
-    size_t kt_floats = (size_t)KBLK * D;
+    size_t kt_floats = (size_t)(KBLK + 16) * D; /* panels, then 16 converted rows */
     float lut[256];
     for (int i = 0; i < 256; i++) lut[i] = e4m3_to_f32_ref((uint8_t)i);
 
@@ -185,7 +245,7 @@ mla_status mla_cpu_indexer(mla_ctx *ctx, const mla_indexer_args *a) {
             const int64_t rows = qlen - c0 < crows ? qlen - c0 : crows;
             for (int64_t r = 0; r < rows; r++)
                 row_out[r] = a->logits ? a->logits + (q0 + c0 + r) * a->logits_stride : scratch + r * smax;
-            const chunk_ctx c = {a, b, q0, qlen, seq, c0, rows, D, ng, row_out, qp, qs, lut};
+            const chunk_ctx c = {a, b, q0, qlen, seq, c0, rows, D, ng, row_out, qp, qs};
             const int64_t kmax = visible(a, seq, qlen, c0 + rows - 1);
             const int64_t nkb = (kmax + KBLK - 1) / KBLK;
             /* enough tasks for the threads: split rows when there are few key blocks */
