@@ -109,7 +109,7 @@ static void e4m3_bits(const uint8_t *restrict src, uint32_t *restrict dst, int n
         int32_t normal = -(em >= 8), nan = -(em == 0x7f);
         int32_t bits = (((em << 20) + (120 << 23)) & normal) | (sb & ~normal);
         bits = (bits & ~nan) | (0x7fc00000 & nan);
-        dst[i] = (uint32_t)(bits | (x & 0x80) << 24);
+        dst[i] = (uint32_t)bits | ((uint32_t)x & 0x80u) << 24;
     }
 }
 
