@@ -1,7 +1,7 @@
 /* mla_indexer on the CPU backend (SPEC 4.5) against a float64 reference: logits by the section 5
  * rule, top-k through the shared checker (cli/topk_check.c), the exact tie rule against the op's
  * own logits, -inf past the visible keys up to logits_stride, untouched padding, NaN garbage in
- * every unused slot and page; then the golden cases in ../shared/golden/indexer. */
+ * every unused slot and page. (The golden cases run in test_golden.) */
 #include "harness.h"
 #include "topk_check.h"
 #include "core/numeric.h"
@@ -313,129 +313,6 @@ static void topk_routine_cases(void) {
     h_end();
 }
 
-/* ---- golden cases: a minimal .npy reader (version 1/2, C order, little-endian) ---- */
-
-typedef struct { void *data; int64_t shape[4]; int ndim; char descr[8]; int64_t count; } npy;
-
-static int npy_load(const char *path, npy *out) {
-    memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
-    unsigned char head[10];
-    int ok = 0;
-    if (fread(head, 1, 10, f) == 10 && memcmp(head, "\x93NUMPY", 6) == 0) {
-        uint32_t hl = head[8] | (uint32_t)head[9] << 8;
-        if (head[6] >= 2) { unsigned char x[2]; if (fread(x, 1, 2, f) != 2) goto end; hl |= (uint32_t)x[0] << 16 | (uint32_t)x[1] << 24; }
-        char *h = calloc(1, hl + 1);
-        if (!h || fread(h, 1, hl, f) != hl) { free(h); goto end; }
-        char *d = strstr(h, "'descr'"), *s = strstr(h, "'shape'");
-        if (d && s && (d = strchr(d + 7, '\'')) && (s = strchr(s, '('))) {
-            sscanf(d + 1, "%7[^']", out->descr);
-            out->count = 1;
-            for (char *p = s + 1; *p && *p != ')';) {
-                char *e;
-                long long v = strtoll(p, &e, 10);
-                if (e == p) { p++; continue; }
-                if (out->ndim < 4) out->shape[out->ndim++] = v;
-                out->count *= v;
-                p = e;
-            }
-            int esz = out->descr[1] == 'u' && out->descr[2] == '1' ? 1 : out->descr[2] == '2' ? 2 : 4;
-            out->data = malloc((size_t)(out->count * esz) + 1);
-            ok = out->data && fread(out->data, (size_t)esz, (size_t)out->count, f) == (size_t)out->count;
-        }
-        free(h);
-    }
-end:
-    fclose(f);
-    return ok;
-}
-
-static long long param(const char *dir, const char *key) {
-    char path[600], line[400];
-    snprintf(path, sizeof path, "%s/params.txt", dir);
-    FILE *f = fopen(path, "r");
-    if (!f) return -1;
-    long long v = -1;
-    while (fgets(line, sizeof line, f)) {
-        char *eq = strchr(line, '=');
-        if (!eq) continue;
-        char *k = line, *ke = eq;
-        while (*k == ' ') k++;
-        while (ke > k && ke[-1] == ' ') ke--;
-        if ((size_t)(ke - k) == strlen(key) && strncmp(k, key, strlen(key)) == 0) { v = strtoll(eq + 1, NULL, 10); break; }
-    }
-    fclose(f);
-    return v;
-}
-
-static void golden_case(mla_ctx *ctx, const char *root, const char *cname) {
-    char dir[600], p[700];
-    snprintf(dir, sizeof dir, "%s/%s", root, cname);
-    h_begin("golden indexer/%s", cname);
-    static const char *files[] = {"q", "q_s", "cache", "block_table", "seq_lens", "q_offsets", "expected_indices",
-                                  "expected_logits"};
-    npy in[8];
-    int loaded = 1;
-    for (int i = 0; i < 8; i++) {
-        snprintf(p, sizeof p, "%s/%s.npy", dir, files[i]);
-        if (!npy_load(p, &in[i])) { EXPECT(0, "cannot load %s", p); loaded = 0; }
-    }
-    const long long H = param(dir, "H"), D = param(dir, "D"), T = param(dir, "T"), B = param(dir, "B"),
-                    ps = param(dir, "page_size"), np_ = param(dir, "num_pages"), pb = param(dir, "page_bytes"),
-                    bts = param(dir, "bt_stride"), causal = param(dir, "causal"), top_k = param(dir, "top_k"),
-                    ls = param(dir, "logits_stride");
-    if (!loaded) { h_end(); for (int i = 0; i < 8; i++) free(in[i].data); return; }
-    const int32_t *qo = in[5].data, *sl = in[4].data;
-    int32_t *idx = h_alloc(sizeof(int32_t) * (size_t)(T * top_k));
-    float *lg = h_alloc(sizeof(float) * (size_t)(T * ls));
-    mla_indexer_args a = {0};
-    a.num_tokens = (int32_t)T;
-    a.num_heads = (int32_t)H;
-    a.dim = (int32_t)D;
-    a.q = in[0].data;
-    a.q_s = in[1].data;
-    a.cache = (mla_paged_cache){in[2].data, pb, (int32_t)ps, (int32_t)np_, MLA_IDX_FP8, (int32_t)D, NULL, 0};
-    a.batch = (mla_batch){(int32_t)B, qo, sl, in[3].data, bts};
-    a.causal = (int)causal;
-    a.top_k = (int32_t)top_k;
-    a.indices = idx;
-    a.logits = lg;
-    a.logits_stride = ls;
-    mla_status rc = mla_indexer(ctx, &a);
-    int short_seq = 0;
-    for (int b = 0; b < B; b++) short_seq |= sl[b] < qo[b + 1] - qo[b];
-    if (rc == MLA_ERR_INVALID_ARG && short_seq) {
-        /* this case has a request with seq_len 0 < q_len; SPEC 5 validation refuses that. Report it and
-         * check the backend itself on the same data. */
-        h_skip("validation refuses seq_len < q_len (the case expects empty rows); backend checked directly below");
-        h_begin("golden indexer/%s (CPU backend called directly, validation bypassed)", cname);
-        rc = mla_cpu_indexer(ctx, &a);
-    }
-    EXPECT_OK(ctx, rc);
-    const float *el = in[7].data;
-    const int32_t *ei = in[6].data;
-    char msg[600], what[80];
-    int exact = 0;
-    for (int t = 0; t < T && rc == MLA_OK; t++) {
-        const float *r = el + t * ls;
-        double rowmax = 0, *rd = h_alloc(sizeof(double) * (size_t)ls);
-        for (int j = 0; j < ls; j++) {
-            rd[j] = r[j];
-            if (isfinite(r[j]) && fabs(r[j]) > rowmax) rowmax = fabs(r[j]);
-        }
-        mla_tol tol = {1e-4 * rowmax, 0, 0};
-        snprintf(what, sizeof what, "logits row %d", t);
-        EXPECT_CLOSE(lg + t * ls, rd, ls, tol, what);
-        EXPECT(mla_topk_row_check(idx + t * top_k, (int)top_k, r, ls, msg, sizeof msg), "row %d: %s", t, msg);
-        exact += memcmp(idx + t * top_k, ei + t * top_k, sizeof(int32_t) * (size_t)top_k) == 0;
-        free(rd);
-    }
-    if (!h_case_bad) printf("  (%d of %lld rows identical to expected_indices)\n", exact, T);
-    free(idx); free(lg);
-    for (int i = 0; i < 8; i++) free(in[i].data);
-    h_end();
-}
 
 int main(void) {
     mla_ctx *ctx = h_cpu_ctx();
@@ -483,23 +360,7 @@ int main(void) {
         run_case(ctx, &c);
     }
 
-    /* golden cases */
-    char root[512];
-    const char *env = getenv("MLA_GOLDEN");
-    snprintf(root, sizeof root, "%s/indexer", env ? env : MLA_SOURCE_DIR "/../shared/golden");
-    static const char *cases[] = {"h16_d64_p16_noncausal", "h16_d64_p1_causal_topk_big", "h16_d64_p64_causal_600keys",
-                                  "h64_d128_p61_zero_ties", "h64_d128_p64_causal", "h64_d128_p64_decode_seq0"};
-    char probe[600];
-    snprintf(probe, sizeof probe, "%s/%s/params.txt", root, cases[0]);
-    FILE *f = fopen(probe, "r");
-    if (!f) {
-        h_begin("golden indexer cases");
-        h_skip("no golden directory (set MLA_GOLDEN)");
-    } else {
-        fclose(f);
-        for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) golden_case(ctx, root, cases[i]);
-    }
-
+    /* the golden cases run in test_golden, through the shared loader and checker */
     mla_ctx_destroy(ctx);
     return h_finish();
 }
