@@ -1,0 +1,509 @@
+/* Internal (CPU backend): the absorbed-attention engine shared by mla_decode (decode.c, SPEC 4.1)
+ * and mla_sparse (sparse.c, SPEC 4.2). Never installed.
+ *
+ * One call of att_run computes, for M <= ATT_MB query rows that share one key list (the heads
+ * and MTP rows of one request, or the heads of one sparse token), the un-normalized online-softmax
+ * state over n keys: O[r] = sum_j exp(s_rj - m_r) v_j, m_r = max_j s_rj, l_r = sum_j exp(s_rj - m_r),
+ * s_rj = q_r . k_j with the softmax scale already folded into q. Keys are read in blocks of ATT_NB:
+ * each key row is dequantized once into an f32 tile shared by all rows, then
+ *   S^T[key][row] = K . Q^T   (register-blocked: 16-row vectors x a few keys, K broadcast)
+ *   online softmax per row in f32 (rows are vector lanes)
+ *   O^T[d][row]  = O^T * alpha + V^T . P^T   (same register blocking, V broadcast)
+ * With fewer than ATT_ROWVEC_MIN rows the lanes run along the 576/512 dimensions instead.
+ * Callers split long key lists into chunks and merge the partial states (att_merge).
+ *
+ * The kernels use GCC/Clang vector extensions (64-byte vectors): with -march=native on an
+ * AVX-512 machine each is one zmm register, elsewhere the compiler splits them. Only key rows
+ * handed to att_run are read: NaN garbage in other slots never reaches a result. */
+#ifndef MLA_CPU_ATTN_H
+#define MLA_CPU_ATTN_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/numeric.h"
+#include "../core/paged.h"
+#include "../core/validate.h"
+#include "cpu.h"
+
+#define ATT_D 576            /* key row: latent 512 | rope 64 */
+#define ATT_V 512            /* value = latent */
+#define ATT_NB 48            /* keys per block (multiple of ATT_NK1 and ATT_NK2) */
+#define ATT_MB 64            /* rows per att_run call (multiple of 16) */
+#define ATT_ROWVEC_MIN 8     /* rows from which lanes run over rows */
+#define ATT_NK2 12           /* QK micro-tile: 12 keys x 32 rows (24 accumulators) */
+#define ATT_NK1 24           /*                24 keys x 16 rows */
+#define ATT_RD2 8            /* PV micro-tile:  8 dims x 32 rows */
+#define ATT_RD1 16           /*                16 dims x 16 rows */
+#define ATT_PART_ROW (ATT_V + 2) /* floats of one row's partial state: O[512], m, l */
+
+typedef float att_vf __attribute__((vector_size(64), may_alias));
+typedef int32_t att_vi __attribute__((vector_size(64), may_alias));
+typedef uint32_t att_vu __attribute__((vector_size(64), may_alias));
+typedef uint16_t att_vh __attribute__((vector_size(32), may_alias));
+typedef uint8_t att_vb __attribute__((vector_size(16), may_alias));
+
+/* ---- vector helpers ------------------------------------------------------------------------ */
+
+static inline att_vf att_splat(float x) { return (att_vf){0} + x; }
+static inline att_vf att_ld(const float *p) { return *(const att_vf *)p; }   /* 64-byte aligned */
+static inline void att_st(float *p, att_vf v) { *(att_vf *)p = v; }
+static inline att_vf att_max(att_vf a, att_vf b) {
+    att_vi m = a > b;
+    return (att_vf)(((att_vi)a & m) | ((att_vi)b & ~m));
+}
+static inline float att_hsum(att_vf v) {
+    float s = 0;
+    for (int i = 0; i < 16; i++) s += v[i];
+    return s;
+}
+static inline float att_hmax(att_vf v) {
+    float s = v[0];
+    for (int i = 1; i < 16; i++) s = v[i] > s ? v[i] : s;
+    return s;
+}
+
+/* exp(x) for x <= 0 (softmax arguments), f32 to about 2 ulp (Cephes' expf polynomial). x below
+ * -86 gives 0 (the dropped weights are < 1e-37 of the row's largest); -inf gives 0; NaN stays NaN. */
+static inline att_vf att_exp(att_vf x) {
+    att_vf big = x * 1.44269504088896341f + 12582912.0f;   /* 1.5 * 2^23: round to nearest */
+    att_vf n = big - 12582912.0f;
+    att_vf r = x - n * 0.693359375f;
+    r = r + n * 2.12194440e-4f;
+    att_vf p = att_splat(1.9875691500e-4f);
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * (r * r) + r + 1.0f;
+    att_vi e = ((att_vi)big - 0x4B400000) << 23;
+    att_vf res = (att_vf)((att_vi)p + e);
+    att_vi keep = ~(x < -86.0f);
+    return (att_vf)((att_vi)res & keep);
+}
+
+/* 16 bf16 (unaligned) -> f32 */
+static inline att_vf att_bf16x16(const uint8_t *p) {
+    att_vh h;
+    memcpy(&h, p, sizeof h);
+    return (att_vf)(__builtin_convertvector(h, att_vu) << 16);
+}
+/* 16 e4m3fn -> f32, exactly as e4m3_to_f32_ref: (e<<23 | m<<20) as a float is value * 2^-120
+ * for normals and subnormals alike; 0x7F / 0xFF become NaN. */
+static inline att_vf att_e4m3x16(const uint8_t *p) {
+    att_vb b;
+    memcpy(&b, p, sizeof b);
+    att_vu u = __builtin_convertvector(b, att_vu);
+    att_vu mag = u & 0x7f;
+    att_vf f = (att_vf)(mag << 20) * 0x1p120f;
+    att_vu bits = (att_vu)f | ((u & 0x80) << 24) | ((att_vu)(mag == 0x7f) & 0x7fc00000u);
+    return (att_vf)bits;
+}
+
+/* ---- dequantization of one key row into f32 [576] (dst 64-byte aligned) ------------------ */
+
+static inline void att_deq_bf16(const uint8_t *row, float *dst) {
+    for (int i = 0; i < ATT_D / 16; i++) att_st(dst + 16 * i, att_bf16x16(row + 32 * i));
+}
+static inline void att_deq_fp8(const uint8_t *row, float *dst) {
+    float sc[4];
+    memcpy(sc, row + MLA_FP8_SCALES_AT, sizeof sc);
+    for (int c = 0; c < 4; c++)
+        for (int i = 0; i < 8; i++) att_st(dst + 128 * c + 16 * i, att_e4m3x16(row + 128 * c + 16 * i) * sc[c]);
+    for (int i = 0; i < 4; i++) att_st(dst + ATT_V + 16 * i, att_bf16x16(row + MLA_FP8_ROPE_AT + 32 * i));
+}
+/* rope-aware: latent e4m3 * sigma; rope stored as rope / sigma, so rope = stored * sigma */
+static inline void att_deq_ra(const uint8_t *row, float sigma, float *dst) {
+    for (int i = 0; i < ATT_V / 16; i++) att_st(dst + 16 * i, att_e4m3x16(row + 16 * i) * sigma);
+    for (int i = 0; i < 4; i++) att_st(dst + ATT_V + 16 * i, att_bf16x16(row + MLA_RA_ROPE_AT + 32 * i) * sigma);
+}
+
+/* ---- query rows -> f32 [576] with a factor folded in (softmax scale, q_sigma) -------------- */
+
+static inline void att_q_bf16(const uint16_t *q, float f, float *dst) {
+    for (int i = 0; i < ATT_D / 16; i++) att_st(dst + 16 * i, att_bf16x16((const uint8_t *)(q + 16 * i)) * f);
+}
+/* packed rope-aware q: 512 e4m3 then 64 bf16 (rope / q_sigma); f = scale * q_sigma */
+static inline void att_q_ra(const uint8_t *q, float f, float *dst) {
+    for (int i = 0; i < ATT_V / 16; i++) att_st(dst + 16 * i, att_e4m3x16(q + 16 * i) * f);
+    for (int i = 0; i < 4; i++) att_st(dst + ATT_V + 16 * i, att_bf16x16(q + ATT_V + 32 * i) * f);
+}
+
+/* ---- where the keys come from ----------------------------------------------------------- */
+
+typedef struct att_keys {
+    const uint8_t *base;       /* cache page 0 */
+    int64_t page_stride;       /* bytes */
+    int64_t page_size;
+    int64_t row_bytes;
+    mla_format format;
+    const float *sigma;        /* rope-aware sigma pool */
+    int64_t sigma_stride;      /* floats between pages of sigma */
+    const int32_t *bt;         /* decode: block-table row; key kk is logical token k0 + kk */
+    int64_t k0;
+    const int32_t *slots;      /* sparse (bt NULL): key kk is slot id slots[kk] (checked valid) */
+} att_keys;
+
+static inline void att_keys_init(att_keys *ks, const mla_paged_cache *c) {
+    memset(ks, 0, sizeof *ks);
+    ks->base = (const uint8_t *)c->base;
+    ks->page_stride = c->page_stride;
+    ks->page_size = c->page_size;
+    ks->row_bytes = (int64_t)mla_cache_row_bytes(c->format, c->dim);
+    ks->format = c->format;
+    ks->sigma = c->sigma;
+    ks->sigma_stride = mla_sigma_page_stride(c);
+}
+
+static inline void att_fetch(const att_keys *ks, int64_t kk, float *dst) {
+    int64_t page, slot;
+    if (ks->bt) {
+        int64_t j = ks->k0 + kk;
+        page = ks->bt[j / ks->page_size];
+        slot = j % ks->page_size;
+    } else {
+        int64_t s = ks->slots[kk];
+        page = s / ks->page_size;
+        slot = s % ks->page_size;
+    }
+    const uint8_t *row = ks->base + page * ks->page_stride + slot * ks->row_bytes;
+    switch (ks->format) {
+    case MLA_KV_FP8: att_deq_fp8(row, dst); break;
+    case MLA_KV_FP8_ROPE_AWARE: att_deq_ra(row, ks->sigma[page * ks->sigma_stride + slot], dst); break;
+    default: att_deq_bf16(row, dst); break;
+    }
+}
+
+/* ---- per-thread scratch -------------------------------------------------------------------- */
+
+typedef struct att_ws {
+    float *q;        /* [ATT_MB][576] query rows, prepared by the caller */
+    float *o;        /* [ATT_MB][512] result of a call that is not split */
+    float *qt;       /* [576][ATT_MB] */
+    float *ot;       /* [512][ATT_MB] */
+    float *k;        /* [ATT_NB][576] the dequantized key block */
+    float *s;        /* [ATT_NB][ATT_MB] scores, then probabilities */
+    float *m, *l, *alpha; /* [ATT_MB] */
+    int32_t *lim;    /* [ATT_MB] */
+    int32_t *slots;  /* [max_keys] sparse: the chunk's used slot ids */
+    void *mem;
+} att_ws;
+
+static inline int att_ws_alloc(att_ws *w, int64_t max_keys) {
+    size_t fl = (size_t)ATT_MB * ATT_D * 2 + (size_t)ATT_MB * ATT_V * 2 + (size_t)ATT_NB * ATT_D +
+                (size_t)ATT_NB * ATT_MB + 3 * ATT_MB;
+    size_t bytes = fl * 4 + (size_t)ATT_MB * 4 + (size_t)max_keys * 4 + 64 * 12;
+    bytes = (bytes + 63) & ~(size_t)63;
+    uint8_t *p = (uint8_t *)aligned_alloc(64, bytes);
+    memset(w, 0, sizeof *w);
+    if (!p) return 0;
+    w->mem = p;
+#define ATT_TAKE(ptr, type, count) \
+    do { ptr = (type *)p; p += (((size_t)(count) * sizeof(type)) + 63) & ~(size_t)63; } while (0)
+    ATT_TAKE(w->q, float, ATT_MB * ATT_D);
+    ATT_TAKE(w->o, float, ATT_MB * ATT_V);
+    ATT_TAKE(w->qt, float, ATT_MB * ATT_D);
+    ATT_TAKE(w->ot, float, ATT_MB * ATT_V);
+    ATT_TAKE(w->k, float, ATT_NB * ATT_D);
+    ATT_TAKE(w->s, float, ATT_NB * ATT_MB);
+    ATT_TAKE(w->m, float, ATT_MB);
+    ATT_TAKE(w->l, float, ATT_MB);
+    ATT_TAKE(w->alpha, float, ATT_MB);
+    ATT_TAKE(w->lim, int32_t, ATT_MB);
+    ATT_TAKE(w->slots, int32_t, max_keys);
+#undef ATT_TAKE
+    return 1;
+}
+static inline void att_ws_free(att_ws *w) { free(w->mem); w->mem = NULL; }
+
+/* ---- micro-kernels (lanes over rows) ------------------------------------------------------- */
+
+/* S[k][r] = sum_d K[k][d] Qt[d][r] for 12 keys x 32 rows; K rows 576 apart, Qt/S rows ATT_MB apart */
+static inline void att_qk_2(const float *restrict qt, const float *restrict k, float *restrict s) {
+    att_vf acc[ATT_NK2][2];
+#pragma GCC unroll 32
+    for (int j = 0; j < ATT_NK2; j++) acc[j][0] = acc[j][1] = (att_vf){0};
+    for (int d = 0; d < ATT_D; d++) {
+        att_vf q0 = att_ld(qt + d * ATT_MB), q1 = att_ld(qt + d * ATT_MB + 16);
+#pragma GCC unroll 32
+        for (int j = 0; j < ATT_NK2; j++) {
+            float kv = k[j * ATT_D + d];
+            acc[j][0] += kv * q0;
+            acc[j][1] += kv * q1;
+        }
+    }
+#pragma GCC unroll 32
+    for (int j = 0; j < ATT_NK2; j++) {
+        att_st(s + j * ATT_MB, acc[j][0]);
+        att_st(s + j * ATT_MB + 16, acc[j][1]);
+    }
+}
+/* 24 keys x 16 rows */
+static inline void att_qk_1(const float *restrict qt, const float *restrict k, float *restrict s) {
+    att_vf acc[ATT_NK1];
+#pragma GCC unroll 32
+    for (int j = 0; j < ATT_NK1; j++) acc[j] = (att_vf){0};
+    for (int d = 0; d < ATT_D; d++) {
+        att_vf q0 = att_ld(qt + d * ATT_MB);
+#pragma GCC unroll 32
+        for (int j = 0; j < ATT_NK1; j++) acc[j] += k[j * ATT_D + d] * q0;
+    }
+#pragma GCC unroll 32
+    for (int j = 0; j < ATT_NK1; j++) att_st(s + j * ATT_MB, acc[j]);
+}
+/* Ot[d][r] = Ot[d][r] * alpha[r] + sum_k K[k][d] P[k][r] for 8 dims x 32 rows over nk keys */
+static inline void att_pv_2(float *restrict ot, const float *restrict k, const float *restrict p,
+                            const float *restrict alpha, int nk) {
+    att_vf acc[ATT_RD2][2];
+    att_vf a0 = att_ld(alpha), a1 = att_ld(alpha + 16);
+#pragma GCC unroll 32
+    for (int i = 0; i < ATT_RD2; i++) {
+        acc[i][0] = att_ld(ot + i * ATT_MB) * a0;
+        acc[i][1] = att_ld(ot + i * ATT_MB + 16) * a1;
+    }
+    for (int j = 0; j < nk; j++) {
+        att_vf p0 = att_ld(p + j * ATT_MB), p1 = att_ld(p + j * ATT_MB + 16);
+#pragma GCC unroll 32
+        for (int i = 0; i < ATT_RD2; i++) {
+            float kv = k[j * ATT_D + i];
+            acc[i][0] += kv * p0;
+            acc[i][1] += kv * p1;
+        }
+    }
+#pragma GCC unroll 32
+    for (int i = 0; i < ATT_RD2; i++) {
+        att_st(ot + i * ATT_MB, acc[i][0]);
+        att_st(ot + i * ATT_MB + 16, acc[i][1]);
+    }
+}
+/* 16 dims x 16 rows */
+static inline void att_pv_1(float *restrict ot, const float *restrict k, const float *restrict p,
+                            const float *restrict alpha, int nk) {
+    att_vf acc[ATT_RD1];
+    att_vf a0 = att_ld(alpha);
+#pragma GCC unroll 32
+    for (int i = 0; i < ATT_RD1; i++) acc[i] = att_ld(ot + i * ATT_MB) * a0;
+    for (int j = 0; j < nk; j++) {
+        att_vf p0 = att_ld(p + j * ATT_MB);
+#pragma GCC unroll 32
+        for (int i = 0; i < ATT_RD1; i++) acc[i] += k[j * ATT_D + i] * p0;
+    }
+#pragma GCC unroll 32
+    for (int i = 0; i < ATT_RD1; i++) att_st(ot + i * ATT_MB, acc[i]);
+}
+
+/* ---- the engine ---------------------------------------------------------------------------- */
+
+/* Loads keys [kb, kb+nb) of the list into w->k and zero-fills rows [nb, nfill). */
+static inline void att_load_block(att_ws *w, const att_keys *ks, int64_t kb, int nb, int nfill) {
+    for (int kk = 0; kk < nb; kk++) att_fetch(ks, kb + kk, w->k + (size_t)kk * ATT_D);
+    if (nfill > nb) memset(w->k + (size_t)nb * ATT_D, 0, (size_t)(nfill - nb) * ATT_D * sizeof(float));
+}
+
+/* Lanes over rows: M in [1, ATT_MB]. */
+static void att_run_rows(att_ws *w, int M, const int32_t *lim, int32_t minlim, const att_keys *ks, int64_t n,
+                         float *O, float *m_out, float *l_out) {
+    const int nv = (M + 15) / 16, mp = nv * 16, nv2 = nv & ~1;
+    /* Q^T with zero padding rows */
+    for (int r = 0; r < mp; r++)
+        for (int d = 0; d < ATT_D; d++) w->qt[d * ATT_MB + r] = r < M ? w->q[(size_t)r * ATT_D + d] : 0.0f;
+    for (int d = 0; d < ATT_V; d++)
+        for (int r = 0; r < mp; r++) w->ot[d * ATT_MB + r] = 0.0f;
+    for (int r = 0; r < mp; r++) { w->m[r] = -INFINITY; w->l[r] = 0.0f; }
+
+    for (int64_t kb = 0; kb < n; kb += ATT_NB) {
+        int nb = (int)(n - kb < ATT_NB ? n - kb : ATT_NB);
+        int ne = nv2 == nv ? (nb + ATT_NK2 - 1) / ATT_NK2 * ATT_NK2 : (nb + ATT_NK1 - 1) / ATT_NK1 * ATT_NK1;
+        att_load_block(w, ks, kb, nb, ne);
+        /* S = K Q^T */
+        for (int j = 0; j < ne; j += ATT_NK2)
+            for (int c = 0; c < nv2; c += 2)
+                att_qk_2(w->qt + 16 * c, w->k + (size_t)j * ATT_D, w->s + j * ATT_MB + 16 * c);
+        if (nv2 != nv)
+            for (int j = 0; j < ne; j += ATT_NK1)
+                att_qk_1(w->qt + 16 * nv2, w->k + (size_t)j * ATT_D, w->s + j * ATT_MB + 16 * nv2);
+        /* masks: padding keys, and keys at or past a row's limit */
+        for (int j = nb; j < ne; j++)
+            for (int r = 0; r < mp; r++) w->s[j * ATT_MB + r] = -INFINITY;
+        if (kb + nb > minlim) {
+            for (int j = 0; j < nb; j++) {
+                int32_t kj = (int32_t)(kb + j);
+                if (kj < minlim) continue;
+                for (int r = 0; r < M; r++)
+                    if (kj >= lim[r]) w->s[j * ATT_MB + r] = -INFINITY;
+            }
+        }
+        /* online softmax, 16 rows per vector */
+        for (int c = 0; c < nv; c++) {
+            float *sc = w->s + 16 * c;
+            att_vf mx = att_ld(sc);
+            for (int j = 1; j < ne; j++) mx = att_max(mx, att_ld(sc + j * ATT_MB));
+            att_vf mold = att_ld(w->m + 16 * c);
+            att_vf mnew = att_max(mold, mx);
+            att_vf msafe = (att_vf)((att_vi)mnew & ~(mnew == -INFINITY)); /* -inf -> 0 */
+            att_vf alpha = att_exp(mold - msafe);
+            att_vf sum = (att_vf){0};
+            for (int j = 0; j < ne; j++) {
+                att_vf pj = att_exp(att_ld(sc + j * ATT_MB) - msafe);
+                att_st(sc + j * ATT_MB, pj);
+                sum += pj;
+            }
+            att_st(w->l + 16 * c, att_ld(w->l + 16 * c) * alpha + sum);
+            att_st(w->m + 16 * c, mnew);
+            att_st(w->alpha + 16 * c, alpha);
+        }
+        /* O^T = O^T * alpha + V^T P^T */
+        for (int d = 0; d < ATT_V; d += ATT_RD2)
+            for (int c = 0; c < nv2; c += 2)
+                att_pv_2(w->ot + d * ATT_MB + 16 * c, w->k + d, w->s + 16 * c, w->alpha + 16 * c, ne);
+        if (nv2 != nv)
+            for (int d = 0; d < ATT_V; d += ATT_RD1)
+                att_pv_1(w->ot + d * ATT_MB + 16 * nv2, w->k + d, w->s + 16 * nv2, w->alpha + 16 * nv2, ne);
+    }
+    for (int r = 0; r < M; r++) {
+        for (int d = 0; d < ATT_V; d++) O[(size_t)r * ATT_V + d] = w->ot[d * ATT_MB + r];
+        m_out[r] = w->m[r];
+        l_out[r] = w->l[r];
+    }
+}
+
+/* Lanes over dimensions: for a few rows. */
+static void att_run_dims(att_ws *w, int M, const int32_t *lim, const att_keys *ks, int64_t n, float *O,
+                         float *m_out, float *l_out) {
+    for (int r = 0; r < M; r++) {
+        memset(O + (size_t)r * ATT_V, 0, ATT_V * sizeof(float));
+        m_out[r] = -INFINITY;
+        l_out[r] = 0.0f;
+    }
+    float *sv = w->s; /* ATT_NB scores of one row, padded to vectors */
+    for (int64_t kb = 0; kb < n; kb += ATT_NB) {
+        int nb = (int)(n - kb < ATT_NB ? n - kb : ATT_NB);
+        att_load_block(w, ks, kb, nb, nb);
+        for (int r = 0; r < M; r++) {
+            int64_t nvis = lim[r] - kb;
+            int nk = nvis <= 0 ? 0 : nvis < nb ? (int)nvis : nb;
+            if (nk == 0) continue;
+            const float *q = w->q + (size_t)r * ATT_D;
+            int j = 0;
+            for (; j + 4 <= nk; j += 4) {
+                const float *k0 = w->k + (size_t)j * ATT_D;
+                att_vf a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+                for (int d = 0; d < ATT_D; d += 16) {
+                    att_vf qv = att_ld(q + d);
+                    a0 += qv * att_ld(k0 + d);
+                    a1 += qv * att_ld(k0 + ATT_D + d);
+                    a2 += qv * att_ld(k0 + 2 * ATT_D + d);
+                    a3 += qv * att_ld(k0 + 3 * ATT_D + d);
+                }
+                sv[j] = att_hsum(a0);
+                sv[j + 1] = att_hsum(a1);
+                sv[j + 2] = att_hsum(a2);
+                sv[j + 3] = att_hsum(a3);
+            }
+            for (; j < nk; j++) {
+                const float *k0 = w->k + (size_t)j * ATT_D;
+                att_vf a0 = {0};
+                for (int d = 0; d < ATT_D; d += 16) a0 += att_ld(q + d) * att_ld(k0 + d);
+                sv[j] = att_hsum(a0);
+            }
+            int nvk = (nk + 15) / 16;
+            for (j = nk; j < nvk * 16; j++) sv[j] = -INFINITY;
+            att_vf mx = att_ld(sv);
+            for (int c = 1; c < nvk; c++) mx = att_max(mx, att_ld(sv + 16 * c));
+            float mold = m_out[r], mnew = att_hmax(mx);
+            if (mold > mnew) mnew = mold;
+            /* nk >= 1 finite scores: mnew > -inf unless the data holds -inf/NaN */
+            float msafe = mnew == -INFINITY ? 0.0f : mnew;
+            float alpha = att_exp(att_splat(mold - msafe))[0];
+            att_vf sum = {0};
+            for (int c = 0; c < nvk; c++) {
+                att_vf pj = att_exp(att_ld(sv + 16 * c) - msafe);
+                att_st(sv + 16 * c, pj);
+                sum += pj;
+            }
+            l_out[r] = l_out[r] * alpha + att_hsum(sum);
+            m_out[r] = mnew;
+            float *o = O + (size_t)r * ATT_V;
+            for (int d = 0; d < ATT_V; d += 64) {
+                att_vf o0, o1, o2, o3;
+                memcpy(&o0, o + d, 64); memcpy(&o1, o + d + 16, 64);
+                memcpy(&o2, o + d + 32, 64); memcpy(&o3, o + d + 48, 64);
+                o0 *= alpha; o1 *= alpha; o2 *= alpha; o3 *= alpha;
+                for (int jj = 0; jj < nk; jj++) {
+                    const float *v = w->k + (size_t)jj * ATT_D + d;
+                    float p = sv[jj];
+                    o0 += p * att_ld(v);
+                    o1 += p * att_ld(v + 16);
+                    o2 += p * att_ld(v + 32);
+                    o3 += p * att_ld(v + 48);
+                }
+                memcpy(o + d, &o0, 64); memcpy(o + d + 16, &o1, 64);
+                memcpy(o + d + 32, &o2, 64); memcpy(o + d + 48, &o3, 64);
+            }
+        }
+    }
+}
+
+/* Online-softmax state of M rows (query rows in w->q) over keys [0, n) of ks. lim: NULL (every row
+ * sees every key) or [M]: row r sees key kk iff kk < lim[r]. O [M][512] (any alignment), m, l [M]. */
+static inline void att_run(att_ws *w, int M, const int32_t *lim, const att_keys *ks, int64_t n, float *O, float *m,
+                           float *l) {
+    int32_t minlim = INT32_MAX;
+    if (!lim) {
+        int32_t nn = n > INT32_MAX ? INT32_MAX : (int32_t)n;
+        for (int r = 0; r < M; r++) w->lim[r] = nn;
+        lim = w->lim;
+    }
+    for (int r = 0; r < M; r++) minlim = lim[r] < minlim ? lim[r] : minlim;
+    if (M >= ATT_ROWVEC_MIN) att_run_rows(w, M, lim, minlim, ks, n, O, m, l);
+    else att_run_dims(w, M, lim, ks, n, O, m, l);
+}
+
+/* ---- finishing ---------------------------------------------------------------------------- */
+
+/* Merges ns partial states (part + i * stride floats, each O[512], m, l) into the first. */
+static inline void att_merge(float *part, int ns, int64_t stride) {
+    float m = -INFINITY;
+    for (int i = 0; i < ns; i++) {
+        float mi = part[i * stride + ATT_V];
+        if (mi > m) m = mi;
+    }
+    float *o = part;
+    if (m == -INFINITY) { part[ATT_V + 1] = 0.0f; return; }
+    float l = 0.0f;
+    float w0 = part[ATT_V] == -INFINITY ? 0.0f : expf(part[ATT_V] - m);
+    for (int d = 0; d < ATT_V; d++) o[d] *= w0;
+    l = part[ATT_V + 1] * w0;
+    for (int i = 1; i < ns; i++) {
+        const float *pi = part + i * stride;
+        if (pi[ATT_V] == -INFINITY) continue;
+        float wi = expf(pi[ATT_V] - m);
+        for (int d = 0; d < ATT_V; d++) o[d] += wi * pi[d];
+        l += pi[ATT_V + 1] * wi;
+    }
+    part[ATT_V] = m;
+    part[ATT_V + 1] = l;
+}
+
+/* Writes one output row: out = O / l (times the sink factor) as bf16, lse, max_logits. A row with
+ * no used key gets out = 0, lse = +inf, max_logits = -inf. */
+static inline void att_finish_row(const float *o, float m, float l, const float *sink_h, uint16_t *out, float *lse,
+                                  float *max_logits) {
+    if (m == -INFINITY || !(l > 0.0f || l != l)) {
+        memset(out, 0, ATT_V * sizeof(uint16_t));
+        if (lse) *lse = INFINITY;
+        if (max_logits) *max_logits = -INFINITY;
+        return;
+    }
+    float lse_v = m + logf(l);
+    float f = 1.0f / l;
+    if (sink_h) f *= 1.0f / (1.0f + expf(*sink_h - lse_v));
+    for (int d = 0; d < ATT_V; d++) out[d] = f32_to_bf16_ref(o[d] * f);
+    if (lse) *lse = lse_v;
+    if (max_logits) *max_logits = m;
+}
+
+#endif
