@@ -202,7 +202,7 @@ static inline int t_npy_load(const char *path, t_npy *a) {
 
 /* Value of `key` in dir/params.txt as a string (into buf); 0 when absent. */
 static inline int t_param(const char *dir, const char *key, char *buf, size_t n) {
-    char path[1024], line[512];
+    char path[4200], line[512];
     snprintf(path, sizeof path, "%s/params.txt", dir);
     FILE *f = fopen(path, "r");
     if (!f) return 0;

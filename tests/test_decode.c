@@ -230,7 +230,7 @@ static void empty_rows(void) {
 /* ---- golden cases ---------------------------------------------------------------------------- */
 
 static void golden_case(const char *dir, const char *name) {
-    char path[1200];
+    char path[4096];
     h_begin("golden decode/%s", name);
     mla_format fmt = t_param_fmt(dir);
     int H = (int)t_param_i(dir, "H"), T = (int)t_param_i(dir, "T"), B = (int)t_param_i(dir, "B");
@@ -305,7 +305,7 @@ static void golden_case(const char *dir, const char *name) {
 }
 
 static void golden(void) {
-    char dir[1024], cdir[1300];
+    char dir[1024], cdir[2048];
     t_golden_dir("decode", dir, sizeof dir);
     int n;
     char **names = t_list_cases(dir, &n);
