@@ -3,6 +3,7 @@
  * -inf and +inf entries, non-default strides everywhere, NaN-poisoned unused memory, guard bytes,
  * split-KV (long sequences, few requests) and several thread counts; then the golden cases. */
 #include "attn_ref.h"
+#include "cpu/attn.h"
 #include "cpu/cpu.h"
 
 typedef struct dcfg {
@@ -227,6 +228,36 @@ static void empty_rows(void) {
     h_end();
 }
 
+/* The engine's e4m3 and bf16 conversions against the reference ones, every code. */
+static void conversions(void) {
+    h_begin("engine conversions: all 256 e4m3 codes (block and scalar) and bf16, bit for bit");
+    uint8_t codes[256];
+    for (int i = 0; i < 256; i++) codes[i] = (uint8_t)i;
+    float blk[256], blk2[256];
+    att_e4m3_block(codes, 256, 1.0f, blk);
+    att_e4m3_block(codes, 256, 0.0625f, blk2);
+    int bad = 0;
+    for (int i = 0; i < 256; i++) {
+        float r = e4m3_to_f32_ref((uint8_t)i), s = att_e4m3((uint8_t)i);
+        if (isnan(r)) {
+            bad += !isnan(blk[i]) + !isnan(blk2[i]) + !isnan(s);
+        } else {
+            bad += mla_f32_to_bits(blk[i]) != mla_f32_to_bits(r);
+            bad += mla_f32_to_bits(blk2[i]) != mla_f32_to_bits(r * 0.0625f);
+            bad += mla_f32_to_bits(s) != mla_f32_to_bits(r);
+        }
+    }
+    EXPECT(bad == 0, "%d e4m3 conversions differ from e4m3_to_f32_ref", bad);
+    bad = 0;
+    for (uint32_t u = 0; u < 65536; u++) {
+        uint16_t v = (uint16_t)u;
+        float a = att_bf16((const uint8_t *)&v), r = bf16_to_f32_ref(v);
+        bad += mla_f32_to_bits(a) != mla_f32_to_bits(r);
+    }
+    EXPECT(bad == 0, "%d bf16 conversions differ", bad);
+    h_end();
+}
+
 /* ---- golden cases ---------------------------------------------------------------------------- */
 
 static void golden_case(const char *dir, const char *name) {
@@ -380,6 +411,7 @@ int main(void) {
         c.threads = f == 2 ? 3 : 0;
         run_case(&c, 5000 + (uint64_t)f);
     }
+    conversions();
     empty_rows();
     golden();
     return h_finish();

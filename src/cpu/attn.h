@@ -22,15 +22,25 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__AVX512F__) && defined(__AVX2__)
+#include <immintrin.h>
+#endif
 
 #include "../core/numeric.h"
 #include "../core/paged.h"
 #include "../core/validate.h"
 #include "cpu.h"
 
+/* The kernels are written as a += b * c on vectors and need fused multiply-adds; -std=c11 turns
+ * GCC's contraction off, so turn it back on for the files that include this header. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("fp-contract=fast")
+#endif
+
 #define ATT_D 576            /* key row: latent 512 | rope 64 */
 #define ATT_V 512            /* value = latent */
 #define ATT_NB 48            /* keys per block (multiple of ATT_NK1 and ATT_NK2) */
+#define ATT_NBD 8            /* keys per block with lanes over dimensions */
 #define ATT_MB 64            /* rows per att_run call (multiple of 16) */
 #define ATT_ROWVEC_MIN 8     /* rows from which lanes run over rows */
 #define ATT_NK2 12           /* QK micro-tile: 12 keys x 32 rows (24 accumulators) */
@@ -42,8 +52,8 @@
 typedef float att_vf __attribute__((vector_size(64), may_alias));
 typedef int32_t att_vi __attribute__((vector_size(64), may_alias));
 typedef uint32_t att_vu __attribute__((vector_size(64), may_alias));
-typedef uint16_t att_vh __attribute__((vector_size(32), may_alias));
-typedef uint8_t att_vb __attribute__((vector_size(16), may_alias));
+typedef float att_v8 __attribute__((vector_size(32), may_alias));
+typedef float att_v4 __attribute__((vector_size(16), may_alias));
 
 /* ---- vector helpers ------------------------------------------------------------------------ */
 
@@ -55,9 +65,10 @@ static inline att_vf att_max(att_vf a, att_vf b) {
     return (att_vf)(((att_vi)a & m) | ((att_vi)b & ~m));
 }
 static inline float att_hsum(att_vf v) {
-    float s = 0;
-    for (int i = 0; i < 16; i++) s += v[i];
-    return s;
+    att_v8 a = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
+               __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+    att_v4 c = __builtin_shufflevector(a, a, 0, 1, 2, 3) + __builtin_shufflevector(a, a, 4, 5, 6, 7);
+    return (c[0] + c[2]) + (c[1] + c[3]);
 }
 static inline float att_hmax(att_vf v) {
     float s = v[0];
@@ -85,51 +96,82 @@ static inline att_vf att_exp(att_vf x) {
     return (att_vf)((att_vi)res & keep);
 }
 
-/* 16 bf16 (unaligned) -> f32 */
-static inline att_vf att_bf16x16(const uint8_t *p) {
-    att_vh h;
-    memcpy(&h, p, sizeof h);
-    return (att_vf)(__builtin_convertvector(h, att_vu) << 16);
+/* One e4m3fn code -> f32, exactly as e4m3_to_f32_ref, without denormal floats on the way (they
+ * cost microcode assists): a normal code is its bits moved to the f32 fields with the exponent
+ * rebiased (+120); a subnormal m * 2^-9 is 2^-6 * (1 + m/8) - 2^-6, both exact; 0x7F / 0xFF are NaN.
+ * Written per element so that gcc vectorizes the loops that call it. */
+static inline float att_e4m3(uint8_t x) {
+    uint32_t u = x, mag = u & 0x7f;
+    uint32_t nb = (mag << 20) + (120u << 23), sb = (121u << 23) | ((mag & 7) << 20);
+    float fn, fs;
+    memcpy(&fn, &nb, 4);
+    memcpy(&fs, &sb, 4);
+    fs -= 0x1p-6f;
+    float f = (mag >> 3) ? fn : fs;
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    b |= ((u & 0x80) << 24) | (mag == 0x7f ? 0x7fc00000u : 0u);
+    memcpy(&f, &b, 4);
+    return f;
 }
-/* 16 e4m3fn -> f32, exactly as e4m3_to_f32_ref: (e<<23 | m<<20) as a float is value * 2^-120
- * for normals and subnormals alike; 0x7F / 0xFF become NaN. */
-static inline att_vf att_e4m3x16(const uint8_t *p) {
-    att_vb b;
-    memcpy(&b, p, sizeof b);
-    att_vu u = __builtin_convertvector(b, att_vu);
-    att_vu mag = u & 0x7f;
-    att_vf f = (att_vf)(mag << 20) * 0x1p120f;
-    att_vu bits = (att_vu)f | ((u & 0x80) << 24) | ((att_vu)(mag == 0x7f) & 0x7fc00000u);
-    return (att_vf)bits;
+/* bf16 at any byte address -> f32 */
+static inline float att_bf16(const uint8_t *p) {
+    uint16_t h;
+    memcpy(&h, p, 2);
+    uint32_t b = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &b, 4);
+    return f;
 }
 
-/* ---- dequantization of one key row into f32 [576] (dst 64-byte aligned) ------------------ */
-
-static inline void att_deq_bf16(const uint8_t *row, float *dst) {
-    for (int i = 0; i < ATT_D / 16; i++) att_st(dst + 16 * i, att_bf16x16(row + 32 * i));
+/* n (a multiple of 16) e4m3 codes -> f32 times s. With AVX-512 a code becomes the fp16 pattern
+ * (sign, then the 7 magnitude bits shifted by 7: exactly the value * 2^-8, subnormals included;
+ * the NaN codes get an all-ones exponent) and the hardware widens it: a third of the work of the
+ * portable bit manipulation, which is the fallback. */
+static inline void att_e4m3_block(const uint8_t *restrict src, int n, float s, float *restrict dst) {
+#if defined(__AVX512F__) && defined(__AVX2__)
+    const __m256i keep = _mm256_set1_epi16((short)0xBF80), mag = _mm256_set1_epi16(0x3F80),
+                  expo = _mm256_set1_epi16(0x7C00);
+    const __m512 sv = _mm512_set1_ps(s * 256.0f);
+    for (int i = 0; i < n; i += 16) {
+        __m256i w = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(src + i)));
+        w = _mm256_and_si256(_mm256_slli_epi16(w, 7), keep);
+        __m256i nan = _mm256_cmpeq_epi16(_mm256_and_si256(w, mag), mag);
+        w = _mm256_or_si256(w, _mm256_and_si256(nan, expo));
+        _mm512_storeu_ps(dst + i, _mm512_mul_ps(_mm512_cvtph_ps(w), sv));
+    }
+#else
+    for (int i = 0; i < n; i++) dst[i] = att_e4m3(src[i]) * s;
+#endif
 }
-static inline void att_deq_fp8(const uint8_t *row, float *dst) {
+
+/* ---- dequantization of one key row into f32 [576] ------------------------------------------ */
+
+static inline void att_deq_bf16(const uint8_t *restrict row, float *restrict dst) {
+    for (int i = 0; i < ATT_D; i++) dst[i] = att_bf16(row + 2 * i);
+}
+static inline void att_deq_fp8(const uint8_t *restrict row, float *restrict dst) {
     float sc[4];
     memcpy(sc, row + MLA_FP8_SCALES_AT, sizeof sc);
-    for (int c = 0; c < 4; c++)
-        for (int i = 0; i < 8; i++) att_st(dst + 128 * c + 16 * i, att_e4m3x16(row + 128 * c + 16 * i) * sc[c]);
-    for (int i = 0; i < 4; i++) att_st(dst + ATT_V + 16 * i, att_bf16x16(row + MLA_FP8_ROPE_AT + 32 * i));
+    for (int c = 0; c < 4; c++) att_e4m3_block(row + 128 * c, 128, sc[c], dst + 128 * c);
+    for (int i = 0; i < 64; i++) dst[ATT_V + i] = att_bf16(row + MLA_FP8_ROPE_AT + 2 * i);
 }
 /* rope-aware: latent e4m3 * sigma; rope stored as rope / sigma, so rope = stored * sigma */
-static inline void att_deq_ra(const uint8_t *row, float sigma, float *dst) {
-    for (int i = 0; i < ATT_V / 16; i++) att_st(dst + 16 * i, att_e4m3x16(row + 16 * i) * sigma);
-    for (int i = 0; i < 4; i++) att_st(dst + ATT_V + 16 * i, att_bf16x16(row + MLA_RA_ROPE_AT + 32 * i) * sigma);
+static inline void att_deq_ra(const uint8_t *restrict row, float sigma, float *restrict dst) {
+    att_e4m3_block(row, ATT_V, sigma, dst);
+    for (int i = 0; i < 64; i++) dst[ATT_V + i] = att_bf16(row + MLA_RA_ROPE_AT + 2 * i) * sigma;
 }
 
 /* ---- query rows -> f32 [576] with a factor folded in (softmax scale, q_sigma) -------------- */
 
-static inline void att_q_bf16(const uint16_t *q, float f, float *dst) {
-    for (int i = 0; i < ATT_D / 16; i++) att_st(dst + 16 * i, att_bf16x16((const uint8_t *)(q + 16 * i)) * f);
+static inline void att_q_bf16(const uint16_t *q, float f, float *restrict dst) {
+    const uint8_t *p = (const uint8_t *)q;
+    for (int i = 0; i < ATT_D; i++) dst[i] = att_bf16(p + 2 * i) * f;
 }
 /* packed rope-aware q: 512 e4m3 then 64 bf16 (rope / q_sigma); f = scale * q_sigma */
-static inline void att_q_ra(const uint8_t *q, float f, float *dst) {
-    for (int i = 0; i < ATT_V / 16; i++) att_st(dst + 16 * i, att_e4m3x16(q + 16 * i) * f);
-    for (int i = 0; i < 4; i++) att_st(dst + ATT_V + 16 * i, att_bf16x16(q + ATT_V + 32 * i) * f);
+static inline void att_q_ra(const uint8_t *restrict q, float f, float *restrict dst) {
+    att_e4m3_block(q, ATT_V, f, dst);
+    for (int i = 0; i < 64; i++) dst[ATT_V + i] = att_bf16(q + ATT_V + 2 * i) * f;
 }
 
 /* ---- where the keys come from ----------------------------------------------------------- */
@@ -158,7 +200,8 @@ static inline void att_keys_init(att_keys *ks, const mla_paged_cache *c) {
     ks->sigma_stride = mla_sigma_page_stride(c);
 }
 
-static inline void att_fetch(const att_keys *ks, int64_t kk, float *dst) {
+/* Row address of key kk (and its sigma for the rope-aware format). */
+static inline const uint8_t *att_key_row(const att_keys *ks, int64_t kk, float *sigma) {
     int64_t page, slot;
     if (ks->bt) {
         int64_t j = ks->k0 + kk;
@@ -169,12 +212,26 @@ static inline void att_fetch(const att_keys *ks, int64_t kk, float *dst) {
         page = s / ks->page_size;
         slot = s % ks->page_size;
     }
-    const uint8_t *row = ks->base + page * ks->page_stride + slot * ks->row_bytes;
+    if (sigma) *sigma = ks->format == MLA_KV_FP8_ROPE_AWARE ? ks->sigma[page * ks->sigma_stride + slot] : 0.0f;
+    return ks->base + page * ks->page_stride + slot * ks->row_bytes;
+}
+
+static inline void att_fetch(const att_keys *ks, int64_t kk, float *dst) {
+    float sigma;
+    const uint8_t *row = att_key_row(ks, kk, &sigma);
     switch (ks->format) {
     case MLA_KV_FP8: att_deq_fp8(row, dst); break;
-    case MLA_KV_FP8_ROPE_AWARE: att_deq_ra(row, ks->sigma[page * ks->sigma_stride + slot], dst); break;
+    case MLA_KV_FP8_ROPE_AWARE: att_deq_ra(row, sigma, dst); break;
     default: att_deq_bf16(row, dst); break;
     }
+}
+
+/* Asks for the cache lines of key kk's row (into L2) ahead of its use. Always inlined: GCC sees
+ * no side effect in a function that only prefetches and would drop its calls. */
+static inline __attribute__((always_inline)) void att_prefetch(const att_keys *ks, int64_t kk) {
+    const uint8_t *row = att_key_row(ks, kk, NULL);
+    for (int64_t o = 0; o < ks->row_bytes; o += 64) __builtin_prefetch(row + o, 0, 2);
+    __builtin_prefetch(row + ks->row_bytes - 1, 0, 2);
 }
 
 /* ---- per-thread scratch -------------------------------------------------------------------- */
@@ -297,9 +354,13 @@ static inline void att_pv_1(float *restrict ot, const float *restrict k, const f
 
 /* ---- the engine ---------------------------------------------------------------------------- */
 
-/* Loads keys [kb, kb+nb) of the list into w->k and zero-fills rows [nb, nfill). */
-static inline void att_load_block(att_ws *w, const att_keys *ks, int64_t kb, int nb, int nfill) {
-    for (int kk = 0; kk < nb; kk++) att_fetch(ks, kb + kk, w->k + (size_t)kk * ATT_D);
+/* Loads keys [kb, kb+nb) of the n keys into w->k, zero-fills rows [nb, nfill), and prefetches
+ * the next block (keys kb+nb+kk .. kb+2nb), so that it streams in while this one is used. */
+static inline void att_load_block(att_ws *w, const att_keys *ks, int64_t kb, int nb, int nfill, int64_t n) {
+    for (int kk = 0; kk < nb; kk++) {
+        if (kb + nb + kk < n) att_prefetch(ks, kb + nb + kk);
+        att_fetch(ks, kb + kk, w->k + (size_t)kk * ATT_D);
+    }
     if (nfill > nb) memset(w->k + (size_t)nb * ATT_D, 0, (size_t)(nfill - nb) * ATT_D * sizeof(float));
 }
 
@@ -317,7 +378,7 @@ static void att_run_rows(att_ws *w, int M, const int32_t *lim, int32_t minlim, c
     for (int64_t kb = 0; kb < n; kb += ATT_NB) {
         int nb = (int)(n - kb < ATT_NB ? n - kb : ATT_NB);
         int ne = nv2 == nv ? (nb + ATT_NK2 - 1) / ATT_NK2 * ATT_NK2 : (nb + ATT_NK1 - 1) / ATT_NK1 * ATT_NK1;
-        att_load_block(w, ks, kb, nb, ne);
+        att_load_block(w, ks, kb, nb, ne, n);
         /* S = K Q^T */
         for (int j = 0; j < ne; j += ATT_NK2)
             for (int c = 0; c < nv2; c += 2)
@@ -379,9 +440,11 @@ static void att_run_dims(att_ws *w, int M, const int32_t *lim, const att_keys *k
         l_out[r] = 0.0f;
     }
     float *sv = w->s; /* ATT_NB scores of one row, padded to vectors */
-    for (int64_t kb = 0; kb < n; kb += ATT_NB) {
-        int nb = (int)(n - kb < ATT_NB ? n - kb : ATT_NB);
-        att_load_block(w, ks, kb, nb, nb);
+    for (int64_t kb = 0; kb < n; kb += ATT_NBD) {
+        int nb = (int)(n - kb < ATT_NBD ? n - kb : ATT_NBD);
+        if (kb == 0)
+            for (int kk = 0; kk < nb; kk++) att_prefetch(ks, kk);
+        att_load_block(w, ks, kb, nb, nb, n);
         for (int r = 0; r < M; r++) {
             int64_t nvis = lim[r] - kb;
             int nk = nvis <= 0 ? 0 : nvis < nb ? (int)nvis : nb;
