@@ -25,6 +25,9 @@
 #if defined(__AVX512F__) && defined(__AVX2__)
 #include <immintrin.h>
 #endif
+#if defined(__AVX512F__) && defined(__AVX512BF16__)
+#define ATT_DPBF16 1         /* vdpbf16ps: bf16 pair dot products with f32 accumulation */
+#endif
 
 #include "../core/numeric.h"
 #include "../core/paged.h"
@@ -41,6 +44,7 @@
 #define ATT_V 512            /* value = latent */
 #define ATT_NB 48            /* keys per block (multiple of ATT_NK1 and ATT_NK2) */
 #define ATT_NBD 8            /* keys per block with lanes over dimensions */
+#define ATT_AHEAD_MAX 8      /* most keys prefetched ahead */
 #define ATT_MB 64            /* rows per att_run call (multiple of 16) */
 #define ATT_ROWVEC_MIN 8     /* rows from which lanes run over rows */
 #define ATT_NK2 12           /* QK micro-tile: 12 keys x 32 rows (24 accumulators) */
@@ -187,6 +191,7 @@ typedef struct att_keys {
     const int32_t *bt;         /* decode: block-table row; key kk is logical token k0 + kk */
     int64_t k0;
     const int32_t *slots;      /* sparse (bt NULL): key kk is slot id slots[kk] (checked valid) */
+    int ahead;                 /* keys ahead whose rows are prefetched (<= ATT_AHEAD_MAX) */
 } att_keys;
 
 static inline void att_keys_init(att_keys *ks, const mla_paged_cache *c) {
@@ -198,27 +203,38 @@ static inline void att_keys_init(att_keys *ks, const mla_paged_cache *c) {
     ks->format = c->format;
     ks->sigma = c->sigma;
     ks->sigma_stride = mla_sigma_page_stride(c);
+    /* Rows of consecutive keys inside a page are one stream: asking for the row two keys ahead
+     * keeps a few of its lines in flight, and farther prefetches only compete with the hardware
+     * prefetchers (measured). Scattered rows (small pages, sparse) need more distance. */
+    ks->ahead = (int64_t)c->page_size * ks->row_bytes >= 16384 ? 2 : ATT_AHEAD_MAX;
 }
 
-/* Row address of key kk (and its sigma for the rope-aware format). */
-static inline const uint8_t *att_key_row(const att_keys *ks, int64_t kk, float *sigma) {
-    int64_t page, slot;
+/* Row addresses of keys kk0 .. kk0+nb-1 (and their sigma for the rope-aware format, when sig is
+ * not NULL). Decode walks the block table one page at a time; sparse divides each slot id. */
+static inline void att_key_rows(const att_keys *ks, int64_t kk0, int nb, const uint8_t **rows, float *sig) {
+    const int64_t ps = ks->page_size;
+    const int ra = sig && ks->format == MLA_KV_FP8_ROPE_AWARE;
     if (ks->bt) {
-        int64_t j = ks->k0 + kk;
-        page = ks->bt[j / ks->page_size];
-        slot = j % ks->page_size;
+        int64_t j = ks->k0 + kk0, pi = j / ps, slot = j % ps;
+        int64_t page = nb > 0 ? ks->bt[pi] : 0;
+        for (int i = 0; i < nb; i++) {
+            rows[i] = ks->base + page * ks->page_stride + slot * ks->row_bytes;
+            if (ra) sig[i] = ks->sigma[page * ks->sigma_stride + slot];
+            if (++slot == ps && i + 1 < nb) {
+                slot = 0;
+                page = ks->bt[++pi];
+            }
+        }
     } else {
-        int64_t s = ks->slots[kk];
-        page = s / ks->page_size;
-        slot = s % ks->page_size;
+        for (int i = 0; i < nb; i++) {
+            int64_t sid = ks->slots[kk0 + i], page = sid / ps, slot = sid - page * ps;
+            rows[i] = ks->base + page * ks->page_stride + slot * ks->row_bytes;
+            if (ra) sig[i] = ks->sigma[page * ks->sigma_stride + slot];
+        }
     }
-    if (sigma) *sigma = ks->format == MLA_KV_FP8_ROPE_AWARE ? ks->sigma[page * ks->sigma_stride + slot] : 0.0f;
-    return ks->base + page * ks->page_stride + slot * ks->row_bytes;
 }
 
-static inline void att_fetch(const att_keys *ks, int64_t kk, float *dst) {
-    float sigma;
-    const uint8_t *row = att_key_row(ks, kk, &sigma);
+static inline void att_deq_row(const att_keys *ks, const uint8_t *row, float sigma, float *dst) {
     switch (ks->format) {
     case MLA_KV_FP8: att_deq_fp8(row, dst); break;
     case MLA_KV_FP8_ROPE_AWARE: att_deq_ra(row, sigma, dst); break;
@@ -226,10 +242,9 @@ static inline void att_fetch(const att_keys *ks, int64_t kk, float *dst) {
     }
 }
 
-/* Asks for the cache lines of key kk's row (into L2) ahead of its use. Always inlined: GCC sees
- * no side effect in a function that only prefetches and would drop its calls. */
-static inline __attribute__((always_inline)) void att_prefetch(const att_keys *ks, int64_t kk) {
-    const uint8_t *row = att_key_row(ks, kk, NULL);
+/* Asks for the cache lines of a key row (into L2) ahead of its use. Always inlined: GCC sees no
+ * side effect in a function that only prefetches and would drop its calls. */
+static inline __attribute__((always_inline)) void att_prefetch_row(const att_keys *ks, const uint8_t *row) {
     for (int64_t o = 0; o < ks->row_bytes; o += 64) __builtin_prefetch(row + o, 0, 2);
     __builtin_prefetch(row + ks->row_bytes - 1, 0, 2);
 }
@@ -246,6 +261,11 @@ typedef struct att_ws {
     float *m, *l, *alpha; /* [ATT_MB] */
     int32_t *lim;    /* [ATT_MB] */
     int32_t *slots;  /* [max_keys] sparse: the chunk's used slot ids */
+    /* optional: the rows' raw bf16 q (set by the caller when q is bf16) and the softmax scale,
+     * for kernels that take q.k straight from bf16 pairs */
+    const uint16_t *qraw[ATT_MB];
+    int has_qraw;
+    float qscale;
     void *mem;
 } att_ws;
 
@@ -354,12 +374,17 @@ static inline void att_pv_1(float *restrict ot, const float *restrict k, const f
 
 /* ---- the engine ---------------------------------------------------------------------------- */
 
-/* Loads keys [kb, kb+nb) of the n keys into w->k, zero-fills rows [nb, nfill), and prefetches
- * the next block (keys kb+nb+kk .. kb+2nb), so that it streams in while this one is used. */
+/* Loads keys [kb, kb+nb) of the n keys into w->k and zero-fills rows [nb, nfill); while key kk
+ * is converted, the row ks->ahead keys later is prefetched. */
 static inline void att_load_block(att_ws *w, const att_keys *ks, int64_t kb, int nb, int nfill, int64_t n) {
+    const uint8_t *rows[ATT_NB + ATT_AHEAD_MAX];
+    float sig[ATT_NB + ATT_AHEAD_MAX];
+    int64_t left = n - kb;
+    int nr = left < nb + ks->ahead ? (int)left : nb + ks->ahead;
+    att_key_rows(ks, kb, nr, rows, sig);
     for (int kk = 0; kk < nb; kk++) {
-        if (kb + nb + kk < n) att_prefetch(ks, kb + nb + kk);
-        att_fetch(ks, kb + kk, w->k + (size_t)kk * ATT_D);
+        if (kk + ks->ahead < nr) att_prefetch_row(ks, rows[kk + ks->ahead]);
+        att_deq_row(ks, rows[kk], sig[kk], w->k + (size_t)kk * ATT_D);
     }
     if (nfill > nb) memset(w->k + (size_t)nb * ATT_D, 0, (size_t)(nfill - nb) * ATT_D * sizeof(float));
 }
@@ -442,8 +467,12 @@ static void att_run_dims(att_ws *w, int M, const int32_t *lim, const att_keys *k
     float *sv = w->s; /* ATT_NB scores of one row, padded to vectors */
     for (int64_t kb = 0; kb < n; kb += ATT_NBD) {
         int nb = (int)(n - kb < ATT_NBD ? n - kb : ATT_NBD);
-        if (kb == 0)
-            for (int kk = 0; kk < nb; kk++) att_prefetch(ks, kk);
+        if (kb == 0) {
+            const uint8_t *first[ATT_AHEAD_MAX];
+            int n0 = n < ks->ahead ? (int)n : ks->ahead;
+            att_key_rows(ks, 0, n0, first, NULL);
+            for (int kk = 0; kk < n0; kk++) att_prefetch_row(ks, first[kk]);
+        }
         att_load_block(w, ks, kb, nb, nb, n);
         for (int r = 0; r < M; r++) {
             int64_t nvis = lim[r] - kb;
@@ -510,6 +539,80 @@ static void att_run_dims(att_ws *w, int M, const int32_t *lim, const att_keys *k
     }
 }
 
+#ifdef ATT_DPBF16
+/* Lanes over dimensions, MLA_KV_BF16 cache and bf16 q: q.k with vdpbf16ps straight from the
+ * cache rows (bf16 products are exact in f32; sums round as f32 FMAs do), no f32 key tile; the
+ * values are widened to f32 as they are accumulated. The memory-bound case (one or a few rows). */
+static void att_run_dims_bf16(att_ws *w, int M, const int32_t *lim, const att_keys *ks, int64_t n, float *O,
+                              float *m_out, float *l_out) {
+    for (int r = 0; r < M; r++) {
+        memset(O + (size_t)r * ATT_V, 0, ATT_V * sizeof(float));
+        m_out[r] = -INFINITY;
+        l_out[r] = 0.0f;
+    }
+    const uint8_t *rows[ATT_NBD + ATT_AHEAD_MAX];
+    float *sv = w->s;
+    {
+        int n0 = n < ks->ahead ? (int)n : ks->ahead;
+        att_key_rows(ks, 0, n0, rows, NULL);
+        for (int kk = 0; kk < n0; kk++) att_prefetch_row(ks, rows[kk]);
+    }
+    for (int64_t kb = 0; kb < n; kb += ATT_NBD) {
+        int nb = (int)(n - kb < ATT_NBD ? n - kb : ATT_NBD);
+        int64_t left = n - kb;
+        int nr = left < nb + ks->ahead ? (int)left : nb + ks->ahead;
+        att_key_rows(ks, kb, nr, rows, NULL);
+        for (int r = 0; r < M; r++) {
+            int64_t nvis = lim[r] - kb;
+            int nk = nvis <= 0 ? 0 : nvis < nb ? (int)nvis : nb;
+            if (nk == 0) continue;
+            const uint16_t *q = w->qraw[r];
+            __m512bh qv[ATT_D / 32];
+            for (int c = 0; c < ATT_D / 32; c++) qv[c] = (__m512bh)_mm512_loadu_si512(q + 32 * c);
+            /* one key at a time, its row read front to back (three accumulator chains): the
+             * hardware prefetchers follow such a stream, not several interleaved rows */
+            int j;
+            for (j = 0; j < nk; j++) {
+                const uint8_t *row = rows[j];
+                if (r == 0 && j + ks->ahead < nr) att_prefetch_row(ks, rows[j + ks->ahead]);
+                __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0;
+                for (int c = 0; c < ATT_D / 32; c += 3) {
+                    a0 = _mm512_dpbf16_ps(a0, qv[c], (__m512bh)_mm512_loadu_si512(row + 64 * c));
+                    a1 = _mm512_dpbf16_ps(a1, qv[c + 1], (__m512bh)_mm512_loadu_si512(row + 64 * c + 64));
+                    a2 = _mm512_dpbf16_ps(a2, qv[c + 2], (__m512bh)_mm512_loadu_si512(row + 64 * c + 128));
+                }
+                sv[j] = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), a2)) * w->qscale;
+            }
+            for (j = nk; j < 16; j++) sv[j] = -INFINITY;
+            att_vf sc = att_ld(sv);
+            float mold = m_out[r], mnew = att_hmax(sc);
+            if (mold > mnew) mnew = mold;
+            float msafe = mnew == -INFINITY ? 0.0f : mnew;
+            float alpha = att_exp(att_splat(mold - msafe))[0];
+            att_vf pv = att_exp(sc - msafe);
+            att_st(sv, pv);
+            l_out[r] = l_out[r] * alpha + att_hsum(pv);
+            m_out[r] = mnew;
+            float *o = O + (size_t)r * ATT_V;
+            const __m512 av = _mm512_set1_ps(alpha);
+            for (int d = 0; d < ATT_V; d += 128) {
+                __m512 acc[8];
+                for (int i = 0; i < 8; i++) acc[i] = _mm512_mul_ps(_mm512_loadu_ps(o + d + 16 * i), av);
+                for (int kk = 0; kk < nk; kk++) {
+                    const __m512 p = _mm512_set1_ps(sv[kk]);
+                    const uint8_t *v = rows[kk] + 2 * d;
+                    for (int i = 0; i < 8; i++) {
+                        __m512i x = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(v + 32 * i)));
+                        acc[i] = _mm512_fmadd_ps(p, _mm512_castsi512_ps(_mm512_slli_epi32(x, 16)), acc[i]);
+                    }
+                }
+                for (int i = 0; i < 8; i++) _mm512_storeu_ps(o + d + 16 * i, acc[i]);
+            }
+        }
+    }
+}
+#endif
+
 /* Online-softmax state of M rows (query rows in w->q) over keys [0, n) of ks. lim: NULL (every row
  * sees every key) or [M]: row r sees key kk iff kk < lim[r]. O [M][512] (any alignment), m, l [M]. */
 static inline void att_run(att_ws *w, int M, const int32_t *lim, const att_keys *ks, int64_t n, float *O, float *m,
@@ -522,6 +625,9 @@ static inline void att_run(att_ws *w, int M, const int32_t *lim, const att_keys 
     }
     for (int r = 0; r < M; r++) minlim = lim[r] < minlim ? lim[r] : minlim;
     if (M >= ATT_ROWVEC_MIN) att_run_rows(w, M, lim, minlim, ks, n, O, m, l);
+#ifdef ATT_DPBF16
+    else if (w->has_qraw && ks->format == MLA_KV_BF16) att_run_dims_bf16(w, M, lim, ks, n, O, m, l);
+#endif
     else att_run_dims(w, M, lim, ks, n, O, m, l);
 }
 

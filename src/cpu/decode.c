@@ -42,11 +42,17 @@ static void dec_prepare(const mla_decode_args *a, const dec_item *it, int64_t k0
     int ra = a->cache.format == MLA_KV_FP8_ROPE_AWARE;
     int64_t row = ra ? 640 : ATT_D;
     int64_t qsh = mla_core_stride(a->q_stride_h, row), qst = mla_core_stride(a->q_stride_t, H * qsh);
+    w->has_qraw = !ra;
+    w->qscale = a->scale;
     for (int r = 0; r < it->nr; r++) {
         int32_t i = (it->r0 + r) / H, h = (it->r0 + r) % H, t = qo + i;
         float *dst = w->q + (size_t)r * ATT_D;
-        if (ra) att_q_ra((const uint8_t *)a->q + t * qst + h * qsh, a->scale * a->q_sigma[t], dst);
-        else att_q_bf16((const uint16_t *)a->q + t * qst + h * qsh, a->scale, dst);
+        if (ra) {
+            att_q_ra((const uint8_t *)a->q + t * qst + h * qsh, a->scale * a->q_sigma[t], dst);
+        } else {
+            w->qraw[r] = (const uint16_t *)a->q + t * qst + h * qsh;
+            att_q_bf16(w->qraw[r], a->scale, dst);
+        }
         int64_t lim = (int64_t)dec_limit(a, seq, qlen, i) - k0;
         w->lim[r] = (int32_t)(lim < 0 ? 0 : lim > nk ? nk : lim);
     }

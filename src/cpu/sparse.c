@@ -99,12 +99,16 @@ mla_status mla_cpu_sparse(mla_ctx *ctx, const mla_sparse_args *a) {
             int64_t nk = 0;
             for (int64_t j = j0; j < j1; j++)
                 if (idx[j] >= 0 && idx[j] < nslots) w.slots[nk++] = idx[j];
-            for (int r = 0; r < it->nr; r++)
-                att_q_bf16(a->q + (int64_t)it->t * qst + (int64_t)(it->r0 + r) * qsh, a->scale,
-                           w.q + (size_t)r * ATT_D);
+            w.has_qraw = 1;
+            w.qscale = a->scale;
+            for (int r = 0; r < it->nr; r++) {
+                w.qraw[r] = a->q + (int64_t)it->t * qst + (int64_t)(it->r0 + r) * qsh;
+                att_q_bf16(w.qraw[r], a->scale, w.q + (size_t)r * ATT_D);
+            }
             att_keys ks;
             att_keys_init(&ks, &a->cache);
             ks.slots = w.slots;
+            ks.ahead = ATT_AHEAD_MAX; /* scattered rows */
             att_run(&w, it->nr, NULL, &ks, nk, w.o, w.m, w.l);
             if (it->nsplit == 1) {
                 for (int r = 0; r < it->nr; r++) sp_finish(a, it, r, w.o + (size_t)r * ATT_V, w.m[r], w.l[r]);
