@@ -46,7 +46,7 @@
 #define ATT_NBD 8            /* keys per block with lanes over dimensions */
 #define ATT_AHEAD_MAX 8      /* most keys prefetched ahead */
 #define ATT_MB 64            /* rows per att_run call (multiple of 16) */
-#define ATT_ROWVEC_MIN 8     /* rows from which lanes run over rows */
+#define ATT_ROWVEC_MIN 10    /* rows from which lanes run over rows (measured crossover) */
 #define ATT_NK2 12           /* QK micro-tile: 12 keys x 32 rows (24 accumulators) */
 #define ATT_NK1 24           /*                24 keys x 16 rows */
 #define ATT_RD2 8            /* PV micro-tile:  8 dims x 32 rows */
