@@ -255,6 +255,7 @@ typedef struct att_ws {
     float *q;        /* [ATT_MB][576] query rows, prepared by the caller */
     float *o;        /* [ATT_MB][512] result of a call that is not split */
     float *qt;       /* [576][ATT_MB] */
+    uint32_t *qt2;   /* [288][ATT_MB] bf16 pairs (d even, d odd) of each row, for vdpbf16ps */
     float *ot;       /* [512][ATT_MB] */
     float *k;        /* [ATT_NB][576] the dequantized key block */
     float *s;        /* [ATT_NB][ATT_MB] scores, then probabilities */
@@ -270,7 +271,7 @@ typedef struct att_ws {
 } att_ws;
 
 static inline int att_ws_alloc(att_ws *w, int64_t max_keys) {
-    size_t fl = (size_t)ATT_MB * ATT_D * 2 + (size_t)ATT_MB * ATT_V * 2 + (size_t)ATT_NB * ATT_D +
+    size_t fl = (size_t)ATT_MB * ATT_D * 2 + (size_t)ATT_MB * ATT_D / 2 + (size_t)ATT_MB * ATT_V * 2 + (size_t)ATT_NB * ATT_D +
                 (size_t)ATT_NB * ATT_MB + 3 * ATT_MB;
     size_t bytes = fl * 4 + (size_t)ATT_MB * 4 + (size_t)max_keys * 4 + 64 * 12;
     bytes = (bytes + 63) & ~(size_t)63;
@@ -283,6 +284,7 @@ static inline int att_ws_alloc(att_ws *w, int64_t max_keys) {
     ATT_TAKE(w->q, float, ATT_MB * ATT_D);
     ATT_TAKE(w->o, float, ATT_MB * ATT_V);
     ATT_TAKE(w->qt, float, ATT_MB * ATT_D);
+    ATT_TAKE(w->qt2, uint32_t, ATT_MB * ATT_D / 2);
     ATT_TAKE(w->ot, float, ATT_MB * ATT_V);
     ATT_TAKE(w->k, float, ATT_NB * ATT_D);
     ATT_TAKE(w->s, float, ATT_NB * ATT_MB);
@@ -372,6 +374,56 @@ static inline void att_pv_1(float *restrict ot, const float *restrict k, const f
     for (int i = 0; i < ATT_RD1; i++) att_st(ot + i * ATT_MB, acc[i]);
 }
 
+#ifdef ATT_DPBF16
+static const uint8_t att_zero_row[MLA_ROW_BF16];
+
+/* S[k][r] = sum over d pairs of bf16 K[k] . Q[r] (vdpbf16ps, K pairs broadcast straight from the
+ * cache rows) for 12 keys x 32 rows; qt2 rows ATT_MB apart */
+static inline void att_qk_2_bf16(const uint32_t *restrict qt2, const uint8_t *const *rows, float *restrict s) {
+    __m512 acc[ATT_NK2][2];
+    const uint8_t *k[ATT_NK2];
+    for (int j = 0; j < ATT_NK2; j++) {
+        acc[j][0] = acc[j][1] = _mm512_setzero_ps();
+        k[j] = rows[j];
+    }
+    for (int i = 0; i < ATT_D / 2; i++) {
+        __m512bh q0 = (__m512bh)_mm512_load_si512(qt2 + i * ATT_MB);
+        __m512bh q1 = (__m512bh)_mm512_load_si512(qt2 + i * ATT_MB + 16);
+#pragma GCC unroll 32
+        for (int j = 0; j < ATT_NK2; j++) {
+            int32_t pair;
+            memcpy(&pair, k[j] + 4 * i, 4);
+            __m512bh kv = (__m512bh)_mm512_set1_epi32(pair);
+            acc[j][0] = _mm512_dpbf16_ps(acc[j][0], q0, kv);
+            acc[j][1] = _mm512_dpbf16_ps(acc[j][1], q1, kv);
+        }
+    }
+    for (int j = 0; j < ATT_NK2; j++) {
+        _mm512_store_ps(s + j * ATT_MB, acc[j][0]);
+        _mm512_store_ps(s + j * ATT_MB + 16, acc[j][1]);
+    }
+}
+/* 24 keys x 16 rows */
+static inline void att_qk_1_bf16(const uint32_t *restrict qt2, const uint8_t *const *rows, float *restrict s) {
+    __m512 acc[ATT_NK1];
+    const uint8_t *k[ATT_NK1];
+    for (int j = 0; j < ATT_NK1; j++) {
+        acc[j] = _mm512_setzero_ps();
+        k[j] = rows[j];
+    }
+    for (int i = 0; i < ATT_D / 2; i++) {
+        __m512bh q0 = (__m512bh)_mm512_load_si512(qt2 + i * ATT_MB);
+#pragma GCC unroll 32
+        for (int j = 0; j < ATT_NK1; j++) {
+            int32_t pair;
+            memcpy(&pair, k[j] + 4 * i, 4);
+            acc[j] = _mm512_dpbf16_ps(acc[j], q0, (__m512bh)_mm512_set1_epi32(pair));
+        }
+    }
+    for (int j = 0; j < ATT_NK1; j++) _mm512_store_ps(s + j * ATT_MB, acc[j]);
+}
+#endif
+
 /* ---- the engine ---------------------------------------------------------------------------- */
 
 /* Loads keys [kb, kb+nb) of the n keys into w->k and zero-fills rows [nb, nfill); while key kk
@@ -393,9 +445,25 @@ static inline void att_load_block(att_ws *w, const att_keys *ks, int64_t kb, int
 static void att_run_rows(att_ws *w, int M, const int32_t *lim, int32_t minlim, const att_keys *ks, int64_t n,
                          float *O, float *m_out, float *l_out) {
     const int nv = (M + 15) / 16, mp = nv * 16, nv2 = nv & ~1;
-    /* Q^T with zero padding rows */
-    for (int r = 0; r < mp; r++)
-        for (int d = 0; d < ATT_D; d++) w->qt[d * ATT_MB + r] = r < M ? w->q[(size_t)r * ATT_D + d] : 0.0f;
+#ifdef ATT_DPBF16
+    /* bf16 cache and bf16 q: q.k by vdpbf16ps on the raw pairs (twice the multiply-adds per
+     * instruction, products exact in f32), the scale applied to the sums */
+    const int bf = w->has_qraw && ks->format == MLA_KV_BF16;
+    const uint8_t *rows[ATT_NB];
+    if (bf) {
+        for (int r = 0; r < mp; r++)
+            for (int i = 0; i < ATT_D / 2; i++) {
+                uint32_t pair = 0;
+                if (r < M) memcpy(&pair, w->qraw[r] + 2 * i, 4);
+                w->qt2[i * ATT_MB + r] = pair;
+            }
+    } else
+#endif
+    {
+        /* Q^T with zero padding rows */
+        for (int r = 0; r < mp; r++)
+            for (int d = 0; d < ATT_D; d++) w->qt[d * ATT_MB + r] = r < M ? w->q[(size_t)r * ATT_D + d] : 0.0f;
+    }
     for (int d = 0; d < ATT_V; d++)
         for (int r = 0; r < mp; r++) w->ot[d * ATT_MB + r] = 0.0f;
     for (int r = 0; r < mp; r++) { w->m[r] = -INFINITY; w->l[r] = 0.0f; }
@@ -404,13 +472,28 @@ static void att_run_rows(att_ws *w, int M, const int32_t *lim, int32_t minlim, c
         int nb = (int)(n - kb < ATT_NB ? n - kb : ATT_NB);
         int ne = nv2 == nv ? (nb + ATT_NK2 - 1) / ATT_NK2 * ATT_NK2 : (nb + ATT_NK1 - 1) / ATT_NK1 * ATT_NK1;
         att_load_block(w, ks, kb, nb, ne, n);
-        /* S = K Q^T */
-        for (int j = 0; j < ne; j += ATT_NK2)
-            for (int c = 0; c < nv2; c += 2)
-                att_qk_2(w->qt + 16 * c, w->k + (size_t)j * ATT_D, w->s + j * ATT_MB + 16 * c);
-        if (nv2 != nv)
-            for (int j = 0; j < ne; j += ATT_NK1)
-                att_qk_1(w->qt + 16 * nv2, w->k + (size_t)j * ATT_D, w->s + j * ATT_MB + 16 * nv2);
+#ifdef ATT_DPBF16
+        if (bf) {
+            att_key_rows(ks, kb, nb, rows, NULL);
+            for (int j = nb; j < ne; j++) rows[j] = att_zero_row;
+            for (int j = 0; j < ne; j += ATT_NK2)
+                for (int c = 0; c < nv2; c += 2) att_qk_2_bf16(w->qt2 + 16 * c, rows + j, w->s + j * ATT_MB + 16 * c);
+            if (nv2 != nv)
+                for (int j = 0; j < ne; j += ATT_NK1)
+                    att_qk_1_bf16(w->qt2 + 16 * nv2, rows + j, w->s + j * ATT_MB + 16 * nv2);
+            for (int j = 0; j < nb; j++)
+                for (int c = 0; c < nv; c++) att_st(w->s + j * ATT_MB + 16 * c, att_ld(w->s + j * ATT_MB + 16 * c) * w->qscale);
+        } else
+#endif
+        {
+            /* S = K Q^T */
+            for (int j = 0; j < ne; j += ATT_NK2)
+                for (int c = 0; c < nv2; c += 2)
+                    att_qk_2(w->qt + 16 * c, w->k + (size_t)j * ATT_D, w->s + j * ATT_MB + 16 * c);
+            if (nv2 != nv)
+                for (int j = 0; j < ne; j += ATT_NK1)
+                    att_qk_1(w->qt + 16 * nv2, w->k + (size_t)j * ATT_D, w->s + j * ATT_MB + 16 * nv2);
+        }
         /* masks: padding keys, and keys at or past a row's limit */
         for (int j = nb; j < ne; j++)
             for (int r = 0; r < mp; r++) w->s[j * ATT_MB + r] = -INFINITY;
