@@ -22,7 +22,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__AVX512F__) && defined(__AVX2__)
+#if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
 #if defined(__AVX512F__) && defined(__AVX512BF16__)
@@ -129,21 +129,26 @@ static inline float att_bf16(const uint8_t *p) {
 }
 
 /* n (a multiple of 16) e4m3 codes -> f32 times s. With AVX-512 a code becomes the fp16 pattern
- * (sign, then the 7 magnitude bits shifted by 7: exactly the value * 2^-8, subnormals included;
- * the NaN codes get an all-ones exponent) and the hardware widens it: a third of the work of the
- * portable bit manipulation, which is the fallback. */
+ * (sign, then the 7 magnitude bits shifted by 7: exactly the value * 2^-8, subnormals included)
+ * and the hardware widens it: a third of the work of the portable bit manipulation, which is the
+ * fallback. */
 static inline void att_e4m3_block(const uint8_t *restrict src, int n, float s, float *restrict dst) {
-#if defined(__AVX512F__) && defined(__AVX2__)
-    const __m256i keep = _mm256_set1_epi16((short)0xBF80), mag = _mm256_set1_epi16(0x3F80),
-                  expo = _mm256_set1_epi16(0x7C00);
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+    const __m256i keep = _mm256_set1_epi16((short)0xBF80);
     const __m512 sv = _mm512_set1_ps(s * 256.0f);
     for (int i = 0; i < n; i += 16) {
         __m256i w = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(src + i)));
         w = _mm256_and_si256(_mm256_slli_epi16(w, 7), keep);
-        __m256i nan = _mm256_cmpeq_epi16(_mm256_and_si256(w, mag), mag);
-        w = _mm256_or_si256(w, _mm256_and_si256(nan, expo));
         _mm512_storeu_ps(dst + i, _mm512_mul_ps(_mm512_cvtph_ps(w), sv));
     }
+    /* the NaN codes (0x7F, 0xFF) came out as +-480 * s: rare, patched afterwards */
+    const __m128i m7f = _mm_set1_epi8(0x7f);
+    __mmask16 any = 0;
+    for (int i = 0; i < n; i += 16)
+        any |= _mm_cmpeq_epi8_mask(_mm_and_si128(_mm_loadu_si128((const __m128i *)(src + i)), m7f), m7f);
+    if (any)
+        for (int i = 0; i < n; i++)
+            if ((src[i] & 0x7f) == 0x7f) dst[i] = att_e4m3(src[i]);
 #else
     for (int i = 0; i < n; i++) dst[i] = att_e4m3(src[i]) * s;
 #endif
