@@ -38,6 +38,7 @@
  * GCC's contraction off, so turn it back on for the files that include this header. */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("fp-contract=fast")
+#pragma GCC diagnostic ignored "-Wpsabi" /* 64-byte vectors between static functions only */
 #endif
 
 #define ATT_D 576            /* key row: latent 512 | rope 64 */
