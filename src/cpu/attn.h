@@ -27,6 +27,9 @@
 #endif
 #if defined(__AVX512F__) && defined(__AVX512BF16__)
 #define ATT_DPBF16 1         /* vdpbf16ps: bf16 pair dot products with f32 accumulation */
+#if defined(__AVX512VBMI__) && defined(__AVX512BW__)
+#define ATT_E4M3LUT 1        /* vpermi2b: e4m3 -> bf16 through a 128-entry byte table */
+#endif
 #endif
 
 #include "../core/numeric.h"
@@ -273,6 +276,10 @@ typedef struct att_ws {
     const uint16_t *qraw[ATT_MB];
     int has_qraw;
     float qscale;
+    /* optional, rope-aware q: the rows' packed q (512 e4m3, 64 bf16) and scale * q_sigma[t] */
+    const uint8_t *qra[ATT_MB];
+    float qfac[ATT_MB];
+    int has_qra;
     void *mem;
 } att_ws;
 
@@ -702,6 +709,174 @@ static void att_run_dims_bf16(att_ws *w, int M, const int32_t *lim, const att_ke
 }
 #endif
 
+#ifdef ATT_E4M3LUT
+/* Lanes over dimensions for the e4m3 caches (MLA_KV_FP8, MLA_KV_FP8_ROPE_AWARE): each latent
+ * row becomes bf16 through two 128-byte tables (vpermi2b: the high and low bytes of the bf16 of
+ * every magnitude, e4m3 being exact in bf16, NaN codes included) and two byte interleaves, 64
+ * codes at a time; q.k is then vdpbf16ps per 128-dim tile with the tile scale (or sigma) applied
+ * to the sums, and the values are widened to f32 with one interleave per 16. The interleaves
+ * permute the dimensions within each group of 64 in a fixed way: q is permuted alike and O is
+ * put back in order at the end. */
+#define ATT_LAT_WORD(p) ((p) < 32 ? 16 * ((p) / 8) + (p) % 8 : 16 * (((p)-32) / 8) + 8 + ((p)-32) % 8)
+
+typedef struct att_e4m3_lut {
+    __m512i lo0, lo1, hi0, hi1;
+    int16_t word[64];   /* bf16 word p of a converted group holds code word[p] */
+    int16_t f32[64];    /* f32 lane p of a widened group holds code f32[p] */
+} att_e4m3_lut;
+
+static void att_lut_init(att_e4m3_lut *t) {
+    uint8_t lo[128], hi[128];
+    for (int c = 0; c < 128; c++) {
+        uint32_t b = mla_f32_to_bits(e4m3_to_f32_ref((uint8_t)c));
+        if ((c & 0x7f) == 0x7f) b = 0x7FC00000u;
+        lo[c] = (uint8_t)(b >> 16);
+        hi[c] = (uint8_t)(b >> 24);
+    }
+    t->lo0 = _mm512_loadu_si512(lo);
+    t->lo1 = _mm512_loadu_si512(lo + 64);
+    t->hi0 = _mm512_loadu_si512(hi);
+    t->hi1 = _mm512_loadu_si512(hi + 64);
+    for (int p = 0; p < 64; p++) t->word[p] = (int16_t)ATT_LAT_WORD(p);
+    /* widening: lane f of unpacklo16 (unpackhi16) of 32 words takes word 8*(f/4) + f%4 (+4) */
+    for (int h = 0; h < 2; h++)
+        for (int q = 0; q < 2; q++)
+            for (int f = 0; f < 16; f++) t->f32[32 * h + 16 * q + f] = t->word[32 * h + 8 * (f / 4) + f % 4 + 4 * q];
+}
+
+/* 64 e4m3 codes -> 64 bf16 in two vectors (word order t->word) */
+static inline void att_lut64(const att_e4m3_lut *t, const uint8_t *src, __m512i *a, __m512i *b) {
+    __m512i c = _mm512_loadu_si512(src);
+    __m512i lo = _mm512_permutex2var_epi8(t->lo0, c, t->lo1);
+    __m512i hi = _mm512_permutex2var_epi8(t->hi0, c, t->hi1);
+    hi = _mm512_or_si512(hi, _mm512_and_si512(c, _mm512_set1_epi8((char)0x80)));
+    *a = _mm512_unpacklo_epi8(lo, hi);
+    *b = _mm512_unpackhi_epi8(lo, hi);
+}
+
+static void att_run_dims_e4m3(att_ws *w, int M, const int32_t *lim, const att_keys *ks, int64_t n, float *O,
+                              float *m_out, float *l_out) {
+    att_e4m3_lut t;
+    att_lut_init(&t);
+    const int ra = ks->format == MLA_KV_FP8_ROPE_AWARE;
+    const int rope_at = ra ? MLA_RA_ROPE_AT : MLA_FP8_ROPE_AT;
+    /* q rows: latent in the converted word order, rope as is (bf16), permuted O accumulators */
+    uint16_t *qp = (uint16_t *)w->qt;          /* [M][576] bf16 */
+    float *op = w->ot;                          /* [M][512] f32, lanes in t.f32 order */
+    for (int r = 0; r < M; r++) {
+        uint16_t *dst = qp + (size_t)r * ATT_D;
+        if (ra) {
+            for (int g = 0; g < 8; g++) {
+                __m512i a, b;
+                att_lut64(&t, w->qra[r] + 64 * g, &a, &b);
+                _mm512_storeu_si512(dst + 64 * g, a);
+                _mm512_storeu_si512(dst + 64 * g + 32, b);
+            }
+            memcpy(dst + ATT_V, w->qra[r] + MLA_RA_ROPE_AT, 128);
+        } else {
+            for (int g = 0; g < 8; g++)
+                for (int p = 0; p < 64; p++) dst[64 * g + p] = w->qraw[r][64 * g + t.word[p]];
+            memcpy(dst + ATT_V, w->qraw[r] + ATT_V, 128);
+        }
+        memset(op + (size_t)r * ATT_V, 0, ATT_V * sizeof(float));
+        m_out[r] = -INFINITY;
+        l_out[r] = 0.0f;
+    }
+    const uint8_t *rows[ATT_NBD + ATT_AHEAD_MAX];
+    float sig[ATT_NBD + ATT_AHEAD_MAX], sc[ATT_NBD][4];
+    uint16_t *kt = (uint16_t *)w->k;            /* [ATT_NBD][512] converted latents */
+    float *sv = w->s;
+    {
+        int n0 = n < ks->ahead ? (int)n : ks->ahead;
+        att_key_rows(ks, 0, n0, rows, NULL);
+        for (int kk = 0; kk < n0; kk++) att_prefetch_row(ks, rows[kk]);
+    }
+    for (int64_t kb = 0; kb < n; kb += ATT_NBD) {
+        int nb = (int)(n - kb < ATT_NBD ? n - kb : ATT_NBD);
+        int64_t left = n - kb;
+        int nr = left < nb + ks->ahead ? (int)left : nb + ks->ahead;
+        att_key_rows(ks, kb, nr, rows, sig);
+        for (int kk = 0; kk < nb; kk++) {
+            if (kk + ks->ahead < nr) att_prefetch_row(ks, rows[kk + ks->ahead]);
+            for (int g = 0; g < 8; g++) {
+                __m512i a, b;
+                att_lut64(&t, rows[kk] + 64 * g, &a, &b);
+                _mm512_store_si512(kt + (size_t)kk * ATT_V + 64 * g, a);
+                _mm512_store_si512(kt + (size_t)kk * ATT_V + 64 * g + 32, b);
+            }
+            if (ra) sc[kk][0] = sc[kk][1] = sc[kk][2] = sc[kk][3] = sig[kk];
+            else memcpy(sc[kk], rows[kk] + MLA_FP8_SCALES_AT, 16);
+        }
+        for (int r = 0; r < M; r++) {
+            int64_t nvis = lim[r] - kb;
+            int nk = nvis <= 0 ? 0 : nvis < nb ? (int)nvis : nb;
+            if (nk == 0) continue;
+            const uint16_t *q = qp + (size_t)r * ATT_D;
+            const float qf = ra ? w->qfac[r] : w->qscale;
+            __m512bh qv[ATT_D / 32];
+            for (int c = 0; c < ATT_D / 32; c++) qv[c] = (__m512bh)_mm512_loadu_si512(q + 32 * c);
+            for (int j = 0; j < nk; j++) {
+                const __m512bh *k = (const __m512bh *)(kt + (size_t)j * ATT_V);
+                __m512 tile[4];
+                for (int c = 0; c < 4; c++) {
+                    __m512 x = _mm512_dpbf16_ps(_mm512_setzero_ps(), qv[4 * c], k[4 * c]);
+                    __m512 y = _mm512_dpbf16_ps(_mm512_setzero_ps(), qv[4 * c + 1], k[4 * c + 1]);
+                    x = _mm512_dpbf16_ps(x, qv[4 * c + 2], k[4 * c + 2]);
+                    y = _mm512_dpbf16_ps(y, qv[4 * c + 3], k[4 * c + 3]);
+                    tile[c] = _mm512_add_ps(x, y);
+                }
+                __m512 rope = _mm512_dpbf16_ps(_mm512_setzero_ps(), qv[16],
+                                               (__m512bh)_mm512_loadu_si512(rows[j] + rope_at));
+                rope = _mm512_dpbf16_ps(rope, qv[17], (__m512bh)_mm512_loadu_si512(rows[j] + rope_at + 64));
+                __m512 tot;
+                if (ra) {
+                    tot = _mm512_add_ps(_mm512_add_ps(tile[0], tile[1]), _mm512_add_ps(tile[2], tile[3]));
+                    tot = _mm512_mul_ps(_mm512_add_ps(tot, rope), _mm512_set1_ps(sc[j][0]));
+                } else {
+                    tot = _mm512_fmadd_ps(tile[0], _mm512_set1_ps(sc[j][0]), rope);
+                    tot = _mm512_fmadd_ps(tile[1], _mm512_set1_ps(sc[j][1]), tot);
+                    tot = _mm512_fmadd_ps(tile[2], _mm512_set1_ps(sc[j][2]), tot);
+                    tot = _mm512_fmadd_ps(tile[3], _mm512_set1_ps(sc[j][3]), tot);
+                }
+                sv[j] = _mm512_reduce_add_ps(tot) * qf;
+            }
+            for (int j = nk; j < 16; j++) sv[j] = -INFINITY;
+            att_vf scv = att_ld(sv);
+            float mold = m_out[r], mnew = att_hmax(scv);
+            if (mold > mnew) mnew = mold;
+            float msafe = mnew == -INFINITY ? 0.0f : mnew;
+            float alpha = att_exp(att_splat(mold - msafe))[0];
+            att_vf pv = att_exp(scv - msafe);
+            att_st(sv, pv);
+            l_out[r] = l_out[r] * alpha + att_hsum(pv);
+            m_out[r] = mnew;
+            float *o = op + (size_t)r * ATT_V;
+            const __m512 av = _mm512_set1_ps(alpha);
+            const __m512i zero = _mm512_setzero_si512();
+            for (int c = 0; c < 4; c++) {
+                __m512 acc[8];
+                for (int i = 0; i < 8; i++) acc[i] = _mm512_mul_ps(_mm512_loadu_ps(o + 128 * c + 16 * i), av);
+                for (int j = 0; j < nk; j++) {
+                    const __m512 p = _mm512_set1_ps(sv[j] * sc[j][c]);
+                    const __m512i *k = (const __m512i *)(kt + (size_t)j * ATT_V + 128 * c);
+                    for (int i = 0; i < 4; i++) {
+                        __m512i x = _mm512_load_si512(k + i);
+                        acc[2 * i] = _mm512_fmadd_ps(p, _mm512_castsi512_ps(_mm512_unpacklo_epi16(zero, x)), acc[2 * i]);
+                        acc[2 * i + 1] =
+                            _mm512_fmadd_ps(p, _mm512_castsi512_ps(_mm512_unpackhi_epi16(zero, x)), acc[2 * i + 1]);
+                    }
+                }
+                for (int i = 0; i < 8; i++) _mm512_storeu_ps(o + 128 * c + 16 * i, acc[i]);
+            }
+        }
+    }
+    /* O back in dimension order: vector i of a group holds lanes t.f32[16 i ..] */
+    for (int r = 0; r < M; r++)
+        for (int g = 0; g < 8; g++)
+            for (int p = 0; p < 64; p++) O[(size_t)r * ATT_V + 64 * g + t.f32[p]] = op[(size_t)r * ATT_V + 64 * g + p];
+}
+#endif
+
 /* Online-softmax state of M rows (query rows in w->q) over keys [0, n) of ks. lim: NULL (every row
  * sees every key) or [M]: row r sees key kk iff kk < lim[r]. O [M][512] (any alignment), m, l [M]. */
 static inline void att_run(att_ws *w, int M, const int32_t *lim, const att_keys *ks, int64_t n, float *O, float *m,
@@ -716,6 +891,10 @@ static inline void att_run(att_ws *w, int M, const int32_t *lim, const att_keys 
     if (M >= ATT_ROWVEC_MIN) att_run_rows(w, M, lim, minlim, ks, n, O, m, l);
 #ifdef ATT_DPBF16
     else if (w->has_qraw && ks->format == MLA_KV_BF16) att_run_dims_bf16(w, M, lim, ks, n, O, m, l);
+#endif
+#ifdef ATT_E4M3LUT
+    else if ((ks->format == MLA_KV_FP8 && w->has_qraw) || (ks->format == MLA_KV_FP8_ROPE_AWARE && w->has_qra))
+        att_run_dims_e4m3(w, M, lim, ks, n, O, m, l);
 #endif
     else att_run_dims(w, M, lim, ks, n, O, m, l);
 }

@@ -43,12 +43,15 @@ static void dec_prepare(const mla_decode_args *a, const dec_item *it, int64_t k0
     int64_t row = ra ? 640 : ATT_D;
     int64_t qsh = mla_core_stride(a->q_stride_h, row), qst = mla_core_stride(a->q_stride_t, H * qsh);
     w->has_qraw = !ra;
+    w->has_qra = ra;
     w->qscale = a->scale;
     for (int r = 0; r < it->nr; r++) {
         int32_t i = (it->r0 + r) / H, h = (it->r0 + r) % H, t = qo + i;
         float *dst = w->q + (size_t)r * ATT_D;
         if (ra) {
-            att_q_ra((const uint8_t *)a->q + t * qst + h * qsh, a->scale * a->q_sigma[t], dst);
+            w->qra[r] = (const uint8_t *)a->q + t * qst + h * qsh;
+            w->qfac[r] = a->scale * a->q_sigma[t];
+            att_q_ra(w->qra[r], w->qfac[r], dst);
         } else {
             w->qraw[r] = (const uint16_t *)a->q + t * qst + h * qsh;
             att_q_bf16(w->qraw[r], a->scale, dst);
