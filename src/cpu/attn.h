@@ -265,6 +265,9 @@ typedef struct att_ws {
     float *o;        /* [ATT_MB][512] result of a call that is not split */
     float *qt;       /* [576][ATT_MB] */
     uint32_t *qt2;   /* [288][ATT_MB] bf16 pairs (d even, d odd) of each row, for vdpbf16ps */
+    uint16_t *qb;    /* [ATT_MB][576] bf16 q rows (e4m3 caches: latent in converted order) */
+    uint16_t *kb;    /* [ATT_NB][576] bf16 key rows converted from e4m3 */
+    float *sx;       /* [5][ATT_NB][ATT_MB] per-tile partial scores (MLA_KV_FP8) */
     float *ot;       /* [512][ATT_MB] */
     float *k;        /* [ATT_NB][576] the dequantized key block */
     float *s;        /* [ATT_NB][ATT_MB] scores, then probabilities */
@@ -284,7 +287,8 @@ typedef struct att_ws {
 } att_ws;
 
 static inline int att_ws_alloc(att_ws *w, int64_t max_keys) {
-    size_t fl = (size_t)ATT_MB * ATT_D * 2 + (size_t)ATT_MB * ATT_D / 2 + (size_t)ATT_MB * ATT_V * 2 + (size_t)ATT_NB * ATT_D +
+    size_t fl = (size_t)ATT_MB * ATT_D * 2 + (size_t)ATT_MB * ATT_D / 2 + (size_t)ATT_MB * ATT_V * 2 +
+                (size_t)ATT_MB * ATT_D / 2 + (size_t)ATT_NB * ATT_D / 2 + 5 * (size_t)ATT_NB * ATT_MB + (size_t)ATT_NB * ATT_D +
                 (size_t)ATT_NB * ATT_MB + 3 * ATT_MB;
     size_t bytes = fl * 4 + (size_t)ATT_MB * 4 + (size_t)max_keys * 4 + 64 * 12;
     bytes = (bytes + 63) & ~(size_t)63;
@@ -298,6 +302,9 @@ static inline int att_ws_alloc(att_ws *w, int64_t max_keys) {
     ATT_TAKE(w->o, float, ATT_MB * ATT_V);
     ATT_TAKE(w->qt, float, ATT_MB * ATT_D);
     ATT_TAKE(w->qt2, uint32_t, ATT_MB * ATT_D / 2);
+    ATT_TAKE(w->qb, uint16_t, ATT_MB * ATT_D);
+    ATT_TAKE(w->kb, uint16_t, ATT_NB * ATT_D);
+    ATT_TAKE(w->sx, float, 5 * ATT_NB * ATT_MB);
     ATT_TAKE(w->ot, float, ATT_MB * ATT_V);
     ATT_TAKE(w->k, float, ATT_NB * ATT_D);
     ATT_TAKE(w->s, float, ATT_NB * ATT_MB);
@@ -390,16 +397,17 @@ static inline void att_pv_1(float *restrict ot, const float *restrict k, const f
 #ifdef ATT_DPBF16
 static const uint8_t att_zero_row[MLA_ROW_BF16];
 
-/* S[k][r] = sum over d pairs of bf16 K[k] . Q[r] (vdpbf16ps, K pairs broadcast straight from the
- * cache rows) for 12 keys x 32 rows; qt2 rows ATT_MB apart */
-static inline void att_qk_2_bf16(const uint32_t *restrict qt2, const uint8_t *const *rows, float *restrict s) {
+/* S[k][r] = sum over the d pairs [i0, i1) of bf16 K[k] . Q[r] (vdpbf16ps, K pairs broadcast from
+ * bf16 rows) for 12 keys x 32 rows; qt2 rows ATT_MB apart */
+static inline void att_qk_2_bf16(const uint32_t *restrict qt2, const uint8_t *const *rows, float *restrict s, int i0,
+                                 int i1) {
     __m512 acc[ATT_NK2][2];
     const uint8_t *k[ATT_NK2];
     for (int j = 0; j < ATT_NK2; j++) {
         acc[j][0] = acc[j][1] = _mm512_setzero_ps();
         k[j] = rows[j];
     }
-    for (int i = 0; i < ATT_D / 2; i++) {
+    for (int i = i0; i < i1; i++) {
         __m512bh q0 = (__m512bh)_mm512_load_si512(qt2 + i * ATT_MB);
         __m512bh q1 = (__m512bh)_mm512_load_si512(qt2 + i * ATT_MB + 16);
 #pragma GCC unroll 32
@@ -417,14 +425,15 @@ static inline void att_qk_2_bf16(const uint32_t *restrict qt2, const uint8_t *co
     }
 }
 /* 24 keys x 16 rows */
-static inline void att_qk_1_bf16(const uint32_t *restrict qt2, const uint8_t *const *rows, float *restrict s) {
+static inline void att_qk_1_bf16(const uint32_t *restrict qt2, const uint8_t *const *rows, float *restrict s, int i0,
+                                 int i1) {
     __m512 acc[ATT_NK1];
     const uint8_t *k[ATT_NK1];
     for (int j = 0; j < ATT_NK1; j++) {
         acc[j] = _mm512_setzero_ps();
         k[j] = rows[j];
     }
-    for (int i = 0; i < ATT_D / 2; i++) {
+    for (int i = i0; i < i1; i++) {
         __m512bh q0 = (__m512bh)_mm512_load_si512(qt2 + i * ATT_MB);
 #pragma GCC unroll 32
         for (int j = 0; j < ATT_NK1; j++) {
@@ -435,6 +444,46 @@ static inline void att_qk_1_bf16(const uint32_t *restrict qt2, const uint8_t *co
     }
     for (int j = 0; j < ATT_NK1; j++) _mm512_store_ps(s + j * ATT_MB, acc[j]);
 }
+#endif
+
+#ifdef ATT_E4M3LUT
+#define ATT_LAT_WORD(p) ((p) < 32 ? 16 * ((p) / 8) + (p) % 8 : 16 * (((p)-32) / 8) + 8 + ((p)-32) % 8)
+
+typedef struct att_e4m3_lut {
+    __m512i lo0, lo1, hi0, hi1;
+    int16_t word[64];   /* bf16 word p of a converted group holds code word[p] */
+    int16_t f32[64];    /* f32 lane p of a widened group holds code f32[p] */
+} att_e4m3_lut;
+
+static void att_lut_init(att_e4m3_lut *t) {
+    uint8_t lo[128], hi[128];
+    for (int c = 0; c < 128; c++) {
+        uint32_t b = mla_f32_to_bits(e4m3_to_f32_ref((uint8_t)c));
+        if ((c & 0x7f) == 0x7f) b = 0x7FC00000u;
+        lo[c] = (uint8_t)(b >> 16);
+        hi[c] = (uint8_t)(b >> 24);
+    }
+    t->lo0 = _mm512_loadu_si512(lo);
+    t->lo1 = _mm512_loadu_si512(lo + 64);
+    t->hi0 = _mm512_loadu_si512(hi);
+    t->hi1 = _mm512_loadu_si512(hi + 64);
+    for (int p = 0; p < 64; p++) t->word[p] = (int16_t)ATT_LAT_WORD(p);
+    /* widening: lane f of unpacklo16 (unpackhi16) of 32 words takes word 8*(f/4) + f%4 (+4) */
+    for (int h = 0; h < 2; h++)
+        for (int q = 0; q < 2; q++)
+            for (int f = 0; f < 16; f++) t->f32[32 * h + 16 * q + f] = t->word[32 * h + 8 * (f / 4) + f % 4 + 4 * q];
+}
+
+/* 64 e4m3 codes -> 64 bf16 in two vectors (word order t->word) */
+static inline void att_lut64(const att_e4m3_lut *t, const uint8_t *src, __m512i *a, __m512i *b) {
+    __m512i c = _mm512_loadu_si512(src);
+    __m512i lo = _mm512_permutex2var_epi8(t->lo0, c, t->lo1);
+    __m512i hi = _mm512_permutex2var_epi8(t->hi0, c, t->hi1);
+    hi = _mm512_or_si512(hi, _mm512_and_si512(c, _mm512_set1_epi8((char)0x80)));
+    *a = _mm512_unpacklo_epi8(lo, hi);
+    *b = _mm512_unpackhi_epi8(lo, hi);
+}
+
 #endif
 
 /* ---- the engine ---------------------------------------------------------------------------- */
@@ -460,16 +509,50 @@ static void att_run_rows(att_ws *w, int M, const int32_t *lim, int32_t minlim, c
     const int nv = (M + 15) / 16, mp = nv * 16, nv2 = nv & ~1;
 #ifdef ATT_DPBF16
     /* bf16 cache and bf16 q: q.k by vdpbf16ps on the raw pairs (twice the multiply-adds per
-     * instruction, products exact in f32), the scale applied to the sums */
+     * instruction, products exact in f32), the scale applied to the sums. e4m3 caches: the keys
+     * and (rope-aware) q latents become bf16 through the table, dimensions permuted alike; the
+     * sums are taken per 128-dim tile and scaled by the tile scales (MLA_KV_FP8) or by sigma. */
     const int bf = w->has_qraw && ks->format == MLA_KV_BF16;
-    const uint8_t *rows[ATT_NB];
-    if (bf) {
-        for (int r = 0; r < mp; r++)
+#ifdef ATT_E4M3LUT
+    const int e8 = (ks->format == MLA_KV_FP8 && w->has_qraw) || (ks->format == MLA_KV_FP8_ROPE_AWARE && w->has_qra);
+    att_e4m3_lut t;
+    if (e8) att_lut_init(&t);
+#else
+    const int e8 = 0;
+#endif
+    const int ra = ks->format == MLA_KV_FP8_ROPE_AWARE;
+    const uint8_t *rows[ATT_NB], *raw[ATT_NB];
+    float sig[ATT_NB], rowf[ATT_MB] __attribute__((aligned(64)));
+    if (bf || e8) {
+        for (int r = 0; r < mp; r++) {
+            const uint16_t *q = w->qb + (size_t)r * ATT_D;
+            if (r >= M) {
+                memset(w->qb + (size_t)r * ATT_D, 0, ATT_D * 2);
+            } else if (bf) {
+                q = w->qraw[r];
+            }
+#ifdef ATT_E4M3LUT
+            else if (ra) {
+                for (int g = 0; g < 8; g++) {
+                    __m512i a, b;
+                    att_lut64(&t, w->qra[r] + 64 * g, &a, &b);
+                    _mm512_storeu_si512(w->qb + (size_t)r * ATT_D + 64 * g, a);
+                    _mm512_storeu_si512(w->qb + (size_t)r * ATT_D + 64 * g + 32, b);
+                }
+                memcpy(w->qb + (size_t)r * ATT_D + ATT_V, w->qra[r] + MLA_RA_ROPE_AT, 128);
+            } else {
+                for (int g = 0; g < 8; g++)
+                    for (int p = 0; p < 64; p++) w->qb[(size_t)r * ATT_D + 64 * g + p] = w->qraw[r][64 * g + t.word[p]];
+                memcpy(w->qb + (size_t)r * ATT_D + ATT_V, w->qraw[r] + ATT_V, 128);
+            }
+#endif
             for (int i = 0; i < ATT_D / 2; i++) {
-                uint32_t pair = 0;
-                if (r < M) memcpy(&pair, w->qraw[r] + 2 * i, 4);
+                uint32_t pair;
+                memcpy(&pair, q + 2 * i, 4);
                 w->qt2[i * ATT_MB + r] = pair;
             }
+            rowf[r] = r < M && ra ? w->qfac[r] : w->qscale;
+        }
     } else
 #endif
     {
@@ -486,16 +569,58 @@ static void att_run_rows(att_ws *w, int M, const int32_t *lim, int32_t minlim, c
         int ne = nv2 == nv ? (nb + ATT_NK2 - 1) / ATT_NK2 * ATT_NK2 : (nb + ATT_NK1 - 1) / ATT_NK1 * ATT_NK1;
         att_load_block(w, ks, kb, nb, ne, n);
 #ifdef ATT_DPBF16
-        if (bf) {
-            att_key_rows(ks, kb, nb, rows, NULL);
-            for (int j = nb; j < ne; j++) rows[j] = att_zero_row;
-            for (int j = 0; j < ne; j += ATT_NK2)
-                for (int c = 0; c < nv2; c += 2) att_qk_2_bf16(w->qt2 + 16 * c, rows + j, w->s + j * ATT_MB + 16 * c);
-            if (nv2 != nv)
-                for (int j = 0; j < ne; j += ATT_NK1)
-                    att_qk_1_bf16(w->qt2 + 16 * nv2, rows + j, w->s + j * ATT_MB + 16 * nv2);
-            for (int j = 0; j < nb; j++)
-                for (int c = 0; c < nv; c++) att_st(w->s + j * ATT_MB + 16 * c, att_ld(w->s + j * ATT_MB + 16 * c) * w->qscale);
+        if (bf || e8) {
+            att_key_rows(ks, kb, nb, raw, sig);
+            for (int j = 0; j < nb; j++) rows[j] = raw[j];
+            int nseg = 1;
+            float *sp = w->s;
+            if (bf) {
+                for (int j = nb; j < ne; j++) rows[j] = att_zero_row;
+            }
+#ifdef ATT_E4M3LUT
+            else {
+                for (int j = 0; j < ne; j++) {
+                    uint16_t *kr = w->kb + (size_t)j * ATT_D;
+                    if (j >= nb) { memset(kr, 0, ATT_D * 2); continue; }
+                    for (int g = 0; g < 8; g++) {
+                        __m512i a, b;
+                        att_lut64(&t, raw[j] + 64 * g, &a, &b);
+                        _mm512_storeu_si512(kr + 64 * g, a);
+                        _mm512_storeu_si512(kr + 64 * g + 32, b);
+                    }
+                    memcpy(kr + ATT_V, raw[j] + (ra ? MLA_RA_ROPE_AT : MLA_FP8_ROPE_AT), 128);
+                }
+                for (int j = 0; j < ne; j++) rows[j] = (const uint8_t *)(w->kb + (size_t)j * ATT_D);
+                if (!ra) { nseg = 5; sp = w->sx; }
+            }
+#endif
+            /* segments: the whole row, or (MLA_KV_FP8) the four latent tiles and the rope */
+            for (int g = 0; g < nseg; g++) {
+                int i0 = nseg == 1 ? 0 : 64 * g, i1 = nseg == 1 ? ATT_D / 2 : g < 4 ? 64 * g + 64 : ATT_D / 2;
+                float *sg = sp + (size_t)g * ATT_NB * ATT_MB;
+                for (int j = 0; j < ne; j += ATT_NK2)
+                    for (int c = 0; c < nv2; c += 2)
+                        att_qk_2_bf16(w->qt2 + 16 * c, rows + j, sg + j * ATT_MB + 16 * c, i0, i1);
+                if (nv2 != nv)
+                    for (int j = 0; j < ne; j += ATT_NK1)
+                        att_qk_1_bf16(w->qt2 + 16 * nv2, rows + j, sg + j * ATT_MB + 16 * nv2, i0, i1);
+            }
+            for (int j = 0; j < nb; j++) {
+                float ksc[4] = {1.0f, 1.0f, 1.0f, 1.0f};
+                if (e8 && !ra) memcpy(ksc, raw[j] + MLA_FP8_SCALES_AT, 16);
+                for (int c = 0; c < nv; c++) {
+                    size_t o = (size_t)j * ATT_MB + 16 * c;
+                    att_vf v;
+                    if (nseg == 5) {
+                        v = att_ld(w->sx + 4 * ATT_NB * ATT_MB + o);
+                        for (int g = 0; g < 4; g++) v += att_ld(w->sx + (size_t)g * ATT_NB * ATT_MB + o) * ksc[g];
+                    } else {
+                        v = att_ld(w->s + o);
+                        if (ra) v *= sig[j];
+                    }
+                    att_st(w->s + o, v * att_ld(rowf + 16 * c));
+                }
+            }
         } else
 #endif
         {
@@ -717,43 +842,6 @@ static void att_run_dims_bf16(att_ws *w, int M, const int32_t *lim, const att_ke
  * to the sums, and the values are widened to f32 with one interleave per 16. The interleaves
  * permute the dimensions within each group of 64 in a fixed way: q is permuted alike and O is
  * put back in order at the end. */
-#define ATT_LAT_WORD(p) ((p) < 32 ? 16 * ((p) / 8) + (p) % 8 : 16 * (((p)-32) / 8) + 8 + ((p)-32) % 8)
-
-typedef struct att_e4m3_lut {
-    __m512i lo0, lo1, hi0, hi1;
-    int16_t word[64];   /* bf16 word p of a converted group holds code word[p] */
-    int16_t f32[64];    /* f32 lane p of a widened group holds code f32[p] */
-} att_e4m3_lut;
-
-static void att_lut_init(att_e4m3_lut *t) {
-    uint8_t lo[128], hi[128];
-    for (int c = 0; c < 128; c++) {
-        uint32_t b = mla_f32_to_bits(e4m3_to_f32_ref((uint8_t)c));
-        if ((c & 0x7f) == 0x7f) b = 0x7FC00000u;
-        lo[c] = (uint8_t)(b >> 16);
-        hi[c] = (uint8_t)(b >> 24);
-    }
-    t->lo0 = _mm512_loadu_si512(lo);
-    t->lo1 = _mm512_loadu_si512(lo + 64);
-    t->hi0 = _mm512_loadu_si512(hi);
-    t->hi1 = _mm512_loadu_si512(hi + 64);
-    for (int p = 0; p < 64; p++) t->word[p] = (int16_t)ATT_LAT_WORD(p);
-    /* widening: lane f of unpacklo16 (unpackhi16) of 32 words takes word 8*(f/4) + f%4 (+4) */
-    for (int h = 0; h < 2; h++)
-        for (int q = 0; q < 2; q++)
-            for (int f = 0; f < 16; f++) t->f32[32 * h + 16 * q + f] = t->word[32 * h + 8 * (f / 4) + f % 4 + 4 * q];
-}
-
-/* 64 e4m3 codes -> 64 bf16 in two vectors (word order t->word) */
-static inline void att_lut64(const att_e4m3_lut *t, const uint8_t *src, __m512i *a, __m512i *b) {
-    __m512i c = _mm512_loadu_si512(src);
-    __m512i lo = _mm512_permutex2var_epi8(t->lo0, c, t->lo1);
-    __m512i hi = _mm512_permutex2var_epi8(t->hi0, c, t->hi1);
-    hi = _mm512_or_si512(hi, _mm512_and_si512(c, _mm512_set1_epi8((char)0x80)));
-    *a = _mm512_unpacklo_epi8(lo, hi);
-    *b = _mm512_unpackhi_epi8(lo, hi);
-}
-
 static void att_run_dims_e4m3(att_ws *w, int M, const int32_t *lim, const att_keys *ks, int64_t n, float *O,
                               float *m_out, float *l_out) {
     att_e4m3_lut t;
