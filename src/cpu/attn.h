@@ -1,20 +1,30 @@
 /* Internal (CPU backend): the absorbed-attention engine shared by mla_decode (decode.c, SPEC 4.1)
  * and mla_sparse (sparse.c, SPEC 4.2). Never installed.
  *
- * One call of att_run computes, for M <= ATT_MB query rows that share one key list (the heads
- * and MTP rows of one request, or the heads of one sparse token), the un-normalized online-softmax
- * state over n keys: O[r] = sum_j exp(s_rj - m_r) v_j, m_r = max_j s_rj, l_r = sum_j exp(s_rj - m_r),
- * s_rj = q_r . k_j with the softmax scale already folded into q. Keys are read in blocks of ATT_NB:
- * each key row is dequantized once into an f32 tile shared by all rows, then
- *   S^T[key][row] = K . Q^T   (register-blocked: 16-row vectors x a few keys, K broadcast)
- *   online softmax per row in f32 (rows are vector lanes)
- *   O^T[d][row]  = O^T * alpha + V^T . P^T   (same register blocking, V broadcast)
- * With fewer than ATT_ROWVEC_MIN rows the lanes run along the 576/512 dimensions instead.
- * Callers split long key lists into chunks and merge the partial states (att_merge).
+ * att_run computes, for M <= ATT_MB query rows that share one key list (the heads and MTP rows of
+ * one request, or the heads of one sparse token), the un-normalized online-softmax state over n
+ * keys: O[r] = sum_j exp(s_rj - m_r) v_j, m_r = max_j s_rj, l_r = sum_j exp(s_rj - m_r), with
+ * s_rj = scale * q_r . k_j. Callers cut long key lists into chunks and merge the partial states
+ * (att_merge), then write the rows (att_finish_row). Every sum is f32; only the key rows handed
+ * to att_run are read, so NaN garbage in other slots never reaches a result.
  *
- * The kernels use GCC/Clang vector extensions (64-byte vectors): with -march=native on an
- * AVX-512 machine each is one zmm register, elsewhere the compiler splits them. Only key rows
- * handed to att_run are read: NaN garbage in other slots never reaches a result. */
+ * Kernels, chosen per call (figures: one core of the AMD EPYC Zen 4 dev box, single-core f32 FMA
+ * peak 117 GFLOPS; decode b=2, h=128, 4096 keys, or h=1 streaming 75 MB from DRAM):
+ *   rows    M >= ATT_ROWVEC_MIN: lanes over 16 rows. Keys in blocks of ATT_NB, each dequantized
+ *           once into an f32 tile; S^T = K.Q^T and O^T = O^T*alpha + V^T.P^T with 24-accumulator
+ *           register tiles (K/V broadcast, 16-row vectors); softmax with rows as lanes.
+ *           f32 q.k                                                   106 GFLOPS (91% of peak)
+ *           q.k by vdpbf16ps on bf16 pairs (bf16 cache straight from the rows; e4m3 caches via
+ *           the e4m3->bf16 table, sums per 128-dim tile times the tile scale)   135 "GFLOPS" (115%)
+ *   dims    M < ATT_ROWVEC_MIN: lanes over the 576/512 dimensions, keys in blocks of ATT_NBD.
+ *           f32 tile, any cache                         bf16 ~12 GB/s, fp8 ~7 GB/s per core
+ *           bf16 cache: q.k by vdpbf16ps straight from the rows         ~20 GB/s per core
+ *           e4m3 caches: rows -> bf16 by table, q.k by vdpbf16ps        ~12 GB/s per core
+ * The portable kernels use GCC/Clang vector extensions (64-byte vectors: one zmm with AVX-512,
+ * split by the compiler elsewhere); the bf16/e4m3 ones are AVX-512 (BF16, VBMI) intrinsics behind
+ * #if, with the portable path as fallback. Prefetching: rows of one page are one stream (a short
+ * software prefetch distance, or the hardware prefetchers get confused); scattered rows (small
+ * pages, sparse) are prefetched ATT_AHEAD_MAX keys ahead. */
 #ifndef MLA_CPU_ATTN_H
 #define MLA_CPU_ATTN_H
 
