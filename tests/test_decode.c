@@ -377,7 +377,7 @@ int main(void) {
     static const float scales[] = {0.135233805f, 0.0721687824f, 0.3f, 0.030322684f};
     const int nH = (int)(sizeof Hs / sizeof Hs[0]);
     int ncase = 0;
-    for (int i = 0; i < 45; i++) {
+    for (int i = 0; i < 80; i++) {
         dcfg c;
         memset(&c, 0, sizeof c);
         c.fmt = (mla_format)(1 + i % 3);
@@ -428,6 +428,26 @@ int main(void) {
         c.threads = f == 2 ? 3 : 0;
         run_case(&c, 5000 + (uint64_t)f);
     }
+    /* around the kernel switch (9 / 10 / 16 rows of one request) and a 1-head MTP block */
+    static const int edge[][2] = {{3, 3}, {5, 2}, {1, 16}, {16, 1}};
+    for (int f = 1; f <= 3; f++)
+        for (int e = 0; e < 4; e++) {
+            dcfg c;
+            memset(&c, 0, sizeof c);
+            c.fmt = (mla_format)f;
+            c.H = edge[e][0];
+            c.ps = e == 2 ? 1 : 16;
+            c.B = 2;
+            c.qlen[0] = edge[e][1];
+            c.seq[0] = edge[e][1] + 90;
+            c.qlen[1] = 1;
+            c.seq[1] = 33;
+            c.causal = e != 3;
+            c.sink = e == 1;
+            c.scale = 0.135233805f;
+            c.amp = 1.0;
+            run_case(&c, 6000 + (uint64_t)(f * 4 + e));
+        }
     conversions();
     empty_rows();
     golden();

@@ -268,7 +268,7 @@ int main(void) {
     static const int topks[] = {1, 7, 40, 64, 129, 200, 50, 333};
     static const float scales[] = {0.135233805f, 0.0721687824f, 0.3f, 0.030322684f};
     const int nH = (int)(sizeof Hs / sizeof Hs[0]);
-    for (int i = 0; i < 40; i++) {
+    for (int i = 0; i < 70; i++) {
         scfg c;
         memset(&c, 0, sizeof c);
         c.fmt = (mla_format)(1 + i % 2);
