@@ -4,12 +4,16 @@
  * into chunks whose partial softmax states are merged afterwards (split-KV). The engine (attn.h)
  * dequantizes each key block once per item and runs register-blocked kernels; OpenMP spreads the
  * (item, chunk) tasks over the context's threads.
- * Measured (AMD EPYC Zen 4, 2 cores shared with other jobs; f32 FMA peak 117 GFLOPS per core,
- * 230 for two; read bandwidth 27 GB/s one core, 55 GB/s two, when the box is quiet):
- *   b=16 h=128 s_q=1 4096 keys bf16: one core 135 GFLOPS-equivalent (FLOPs 2*b*h*1088*keys),
- *                                     two cores 135-200 depending on the neighbours' load
- *   b=16 h=1 4096 keys bf16 (75 MB):  one core 20 GB/s, two cores up to 35 GB/s
- * (timing program: /tmp, calling mla_decode on synthetic data; see the lead's report) */
+ * Measured on the dev box (AMD EPYC Zen 4, 2 cores shared with other jobs; f32 FMA peak 117
+ * GFLOPS per core, 230 for two; streaming read 27 GB/s one core, 55 GB/s two when quiet), best
+ * of a few runs, FLOPs counted as 2*b*s_q*h*(576+512)*keys:
+ *   b=16 h=128 s_q=1 4096 keys, bf16 / fp8 / rope-aware: 260 GFLOPS on two cores (113% of the
+ *     f32 peak: q.k runs on vdpbf16ps), 135 on one
+ *   b=1 h=128 32768 keys (split-KV): 265 GFLOPS; b=16 h=128 s_q=2: 273; b=16 h=16: 192
+ *   b=16 h=1 4096 keys bf16 (75 MB read): 39 GB/s on two cores (72% of 55), 18-20 on one;
+ *     fp8 (43 MB): 23 GB/s
+ * The timing program calls mla_decode through the public API on synthetic data. */
+ */
 #include <omp.h>
 
 #include "attn.h"

