@@ -13,7 +13,6 @@
  *   b=16 h=1 4096 keys bf16 (75 MB read): 39 GB/s on two cores (72% of 55), 18-20 on one;
  *     fp8 (43 MB): 23 GB/s
  * The timing program calls mla_decode through the public API on synthetic data. */
- */
 #include <omp.h>
 
 #include "attn.h"
