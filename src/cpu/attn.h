@@ -69,7 +69,6 @@
 
 typedef float att_vf __attribute__((vector_size(64), may_alias));
 typedef int32_t att_vi __attribute__((vector_size(64), may_alias));
-typedef uint32_t att_vu __attribute__((vector_size(64), may_alias));
 typedef float att_v8 __attribute__((vector_size(32), may_alias));
 typedef float att_v4 __attribute__((vector_size(16), may_alias));
 
@@ -1027,7 +1026,7 @@ static inline void att_merge(float *part, int ns, int64_t stride) {
  * no used key gets out = 0, lse = +inf, max_logits = -inf. */
 static inline void att_finish_row(const float *o, float m, float l, const float *sink_h, uint16_t *out, float *lse,
                                   float *max_logits) {
-    if (m == -INFINITY || !(l > 0.0f || l != l)) {
+    if (m == -INFINITY) {
         memset(out, 0, ATT_V * sizeof(uint16_t));
         if (lse) *lse = INFINITY;
         if (max_logits) *max_logits = -INFINITY;
