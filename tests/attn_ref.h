@@ -1,7 +1,6 @@
 /* Test helpers shared by test_decode.c and test_sparse.c: paged latent caches built from a seeded
  * generator with every unused byte poisoned (NaN patterns), a float64 reference of absorbed
- * attention over dequantized rows, guard-byte checks, and a minimal .npy / params.txt reader for
- * the golden cases. */
+ * attention over dequantized rows, guard-byte checks. */
 #ifndef MLA_TEST_ATTN_REF_H
 #define MLA_TEST_ATTN_REF_H
 
@@ -155,100 +154,6 @@ static inline int64_t t_guard_bad(const uint8_t *buf, const uint8_t *mask, size_
 
 static inline double t_bf16(uint16_t v) { return bf16_to_f32_ref(v); }
 
-/* ---- golden cases: .npy and params.txt --------------------------------------------------------- */
-
-typedef struct t_npy {
-    uint8_t *data;
-    int64_t shape[8];
-    int ndim;
-    size_t bytes;
-} t_npy;
-
-/* Reads a little-endian C-order .npy (format 1.0 or 2.0); 0 when missing or malformed. */
-static inline int t_npy_load(const char *path, t_npy *a) {
-    memset(a, 0, sizeof *a);
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
-    uint8_t head[12];
-    if (fread(head, 1, 10, f) != 10 || memcmp(head, "\x93NUMPY", 6) != 0) { fclose(f); return 0; }
-    size_t hl = head[8] | (size_t)head[9] << 8;
-    if (head[6] >= 2) {
-        if (fread(head + 10, 1, 2, f) != 2) { fclose(f); return 0; }
-        hl |= (size_t)head[10] << 16 | (size_t)head[11] << 24;
-    }
-    char *h = (char *)h_alloc(hl + 1);
-    if (fread(h, 1, hl, f) != hl) { free(h); fclose(f); return 0; }
-    h[hl] = 0;
-    char *sp = strstr(h, "'shape':");
-    if (sp) {
-        sp = strchr(sp, '(');
-        while (sp && *sp && *sp != ')') {
-            sp++;
-            while (*sp == ' ' || *sp == ',') sp++;
-            if (*sp >= '0' && *sp <= '9' && a->ndim < 8) a->shape[a->ndim++] = strtoll(sp, &sp, 10);
-            else if (*sp != ')') sp++;
-        }
-    }
-    free(h);
-    long pos = ftell(f);
-    fseek(f, 0, SEEK_END);
-    a->bytes = (size_t)(ftell(f) - pos);
-    fseek(f, pos, SEEK_SET);
-    a->data = (uint8_t *)h_alloc(a->bytes);
-    if (fread(a->data, 1, a->bytes, f) != a->bytes) { free(a->data); a->data = NULL; fclose(f); return 0; }
-    fclose(f);
-    return 1;
-}
-
-/* Value of `key` in dir/params.txt as a string (into buf); 0 when absent. */
-static inline int t_param(const char *dir, const char *key, char *buf, size_t n) {
-    char path[4200], line[512];
-    snprintf(path, sizeof path, "%s/params.txt", dir);
-    FILE *f = fopen(path, "r");
-    if (!f) return 0;
-    int found = 0;
-    while (fgets(line, sizeof line, f)) {
-        char *eq = strchr(line, '=');
-        if (!eq) continue;
-        char *k = line, *ke = eq;
-        while (*k == ' ') k++;
-        while (ke > k && ke[-1] == ' ') ke--;
-        if ((size_t)(ke - k) != strlen(key) || strncmp(k, key, (size_t)(ke - k)) != 0) continue;
-        char *v = eq + 1;
-        while (*v == ' ') v++;
-        size_t L = strlen(v);
-        while (L && (v[L - 1] == '\n' || v[L - 1] == '\r' || v[L - 1] == ' ')) v[--L] = 0;
-        snprintf(buf, n, "%s", v);
-        found = 1;
-        break;
-    }
-    fclose(f);
-    return found;
-}
-static inline long t_param_i(const char *dir, const char *key) {
-    char b[128];
-    return t_param(dir, key, b, sizeof b) ? strtol(b, NULL, 10) : 0;
-}
-static inline float t_param_f(const char *dir, const char *key) {
-    char b[128];
-    return t_param(dir, key, b, sizeof b) ? strtof(b, NULL) : 0.0f;
-}
-static inline mla_format t_param_fmt(const char *dir) {
-    char b[128] = "";
-    t_param(dir, "format", b, sizeof b);
-    if (!strcmp(b, "MLA_KV_BF16")) return MLA_KV_BF16;
-    if (!strcmp(b, "MLA_KV_FP8")) return MLA_KV_FP8;
-    if (!strcmp(b, "MLA_KV_FP8_ROPE_AWARE")) return MLA_KV_FP8_ROPE_AWARE;
-    return (mla_format)0;
-}
-
-/* The golden directory of an op: $MLA_GOLDEN_DIR/<op>, else ../shared/golden/<op> beside the
- * source tree. */
-static inline void t_golden_dir(const char *op, char *buf, size_t n) {
-    const char *env = getenv("MLA_GOLDEN_DIR");
-    if (env && *env) snprintf(buf, n, "%s/%s", env, op);
-    else snprintf(buf, n, "%s/../shared/golden/%s", MLA_SOURCE_DIR, op);
-}
 
 static int t_cmp_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 

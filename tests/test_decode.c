@@ -1,7 +1,7 @@
 /* mla_decode (SPEC 4.1) on the CPU backend against a float64 reference: every latent format,
  * H across 1..128, page sizes 1/16/61/64, ragged q_len with 0, causal and not, sinks with finite,
  * -inf and +inf entries, non-default strides everywhere, NaN-poisoned unused memory, guard bytes,
- * split-KV (long sequences, few requests) and several thread counts; then the golden cases. */
+ * split-KV (long sequences, few requests) and several thread counts. (The golden cases run in test_golden.) */
 #include "attn_ref.h"
 #include "cpu/attn.h"
 #include "cpu/cpu.h"
@@ -275,100 +275,6 @@ static void conversions(void) {
     h_end();
 }
 
-/* ---- golden cases ---------------------------------------------------------------------------- */
-
-static void golden_case(const char *dir, const char *name) {
-    char path[4096];
-    h_begin("golden decode/%s", name);
-    mla_format fmt = t_param_fmt(dir);
-    int H = (int)t_param_i(dir, "H"), T = (int)t_param_i(dir, "T"), B = (int)t_param_i(dir, "B");
-    t_npy q, qsig, cache, csig, bt, sl, qo, sink, eo, el;
-    memset(&qsig, 0, sizeof qsig); memset(&csig, 0, sizeof csig); memset(&sink, 0, sizeof sink);
-#define LOAD(var, file)                                                            \
-    snprintf(path, sizeof path, "%s/%s", dir, file);                               \
-    if (!t_npy_load(path, &var)) { EXPECT(0, "cannot read %s", path); h_end(); return; }
-    LOAD(q, "q.npy");
-    LOAD(cache, "cache.npy");
-    LOAD(bt, "block_table.npy");
-    LOAD(sl, "seq_lens.npy");
-    LOAD(qo, "q_offsets.npy");
-    LOAD(eo, "expected_out.npy");
-    LOAD(el, "expected_lse.npy");
-    if (fmt == MLA_KV_FP8_ROPE_AWARE) {
-        LOAD(qsig, "q_sigma.npy");
-        LOAD(csig, "cache_sigma.npy");
-    }
-    if (t_param_i(dir, "has_sink")) { LOAD(sink, "sink.npy"); }
-#undef LOAD
-    mla_decode_args a = {0};
-    a.num_tokens = T;
-    a.num_heads = H;
-    a.q = q.data;
-    a.q_sigma = (const float *)qsig.data;
-    a.cache.base = cache.data;
-    a.cache.page_stride = t_param_i(dir, "page_bytes");
-    a.cache.page_size = (int32_t)t_param_i(dir, "page_size");
-    a.cache.num_pages = (int32_t)t_param_i(dir, "num_pages");
-    a.cache.format = fmt;
-    a.cache.sigma = (float *)csig.data;
-    a.batch = (mla_batch){B, (const int32_t *)qo.data, (const int32_t *)sl.data, (const int32_t *)bt.data,
-                          t_param_i(dir, "bt_stride")};
-    a.causal = (int)t_param_i(dir, "causal");
-    a.scale = t_param_f(dir, "scale");
-    a.sink = (const float *)sink.data;
-    uint16_t *out = (uint16_t *)h_alloc((size_t)T * H * 512 * 2 + 64);
-    float *lse = (float *)h_alloc((size_t)T * H * 4 + 64);
-    memset(out, T_GUARD, (size_t)T * H * 512 * 2 + 64);
-    memset(lse, T_GUARD, (size_t)T * H * 4 + 64);
-    a.out = out;
-    a.lse = lse;
-    mla_ctx *ctx = h_cpu_ctx();
-    mla_status rc = mla_decode(ctx, &a);
-    int direct = 0;
-    if (rc == MLA_ERR_INVALID_ARG) {
-        /* seq_len < q_len (rows that see no key) is refused by validation; check the backend */
-        int shorter = 0;
-        for (int b = 0; b < B; b++)
-            shorter |= ((const int32_t *)sl.data)[b] < ((const int32_t *)qo.data)[b + 1] - ((const int32_t *)qo.data)[b];
-        if (shorter) { direct = 1; rc = mla_cpu_decode(ctx, &a); }
-    }
-    EXPECT_OK(ctx, rc);
-    mla_ctx_destroy(ctx);
-    int64_t n = (int64_t)T * H * 512;
-    float *got = (float *)h_alloc((size_t)n * 4);
-    double *want = (double *)h_alloc((size_t)n * 8), *want_lse = (double *)h_alloc((size_t)T * H * 8);
-    for (int64_t i = 0; i < n; i++) { got[i] = (float)t_bf16(out[i]); want[i] = ((const float *)eo.data)[i]; }
-    for (int64_t i = 0; i < (int64_t)T * H; i++) want_lse[i] = ((const float *)el.data)[i];
-    EXPECT_CLOSE(got, want, n, MLA_TOL_OUT, "out");
-    EXPECT_CLOSE(lse, want_lse, (int64_t)T * H, MLA_TOL_LSE, "lse");
-    int gb = 0;
-    for (int i = 0; i < 64; i++) gb += ((uint8_t *)(out + n))[i] != T_GUARD || ((uint8_t *)(lse + T * H))[i] != T_GUARD;
-    EXPECT(gb == 0, "guard bytes after out/lse changed");
-    if (direct && !h_case_bad) snprintf(h_case_name + strlen(h_case_name), sizeof h_case_name - strlen(h_case_name),
-                                        " (validation refuses seq_len < q_len; backend checked directly)");
-    h_end();
-    free(out); free(lse); free(got); free(want); free(want_lse);
-    free(q.data); free(qsig.data); free(cache.data); free(csig.data); free(bt.data); free(sl.data);
-    free(qo.data); free(sink.data); free(eo.data); free(el.data);
-}
-
-static void golden(void) {
-    char dir[1024], cdir[2048];
-    t_golden_dir("decode", dir, sizeof dir);
-    int n;
-    char **names = t_list_cases(dir, &n);
-    if (!names) {
-        h_begin("golden decode cases");
-        h_skip("no golden directory (set MLA_GOLDEN_DIR)");
-        return;
-    }
-    for (int i = 0; i < n; i++) {
-        snprintf(cdir, sizeof cdir, "%s/%s", dir, names[i]);
-        golden_case(cdir, names[i]);
-        free(names[i]);
-    }
-    free(names);
-}
 
 int main(void) {
     h_rng g = {20240611};
@@ -450,6 +356,6 @@ int main(void) {
         }
     conversions();
     empty_rows();
-    golden();
+    /* the golden cases run in test_golden, through the shared loader and checker */
     return h_finish();
 }

@@ -3,7 +3,7 @@
  * num_slots+1, huge), duplicates, topk_len with 0 / short / NULL / past topk, index strides whose
  * gaps point at poisoned slots, every unused slot NaN-poisoned, sinks with finite/-inf/+inf,
  * non-default strides, guard bytes, split chunks (topk 2048 with few tokens), several thread
- * counts; then the golden cases. */
+ * counts. (The golden cases run in test_golden.) */
 #include "attn_ref.h"
 
 typedef struct scfg {
@@ -177,89 +177,6 @@ static void run_case(const scfg *c, uint64_t seed) {
     t_cache_free(&tc);
 }
 
-/* ---- golden cases ---------------------------------------------------------------------------- */
-
-static void golden_case(const char *dir, const char *name) {
-    char path[4096];
-    h_begin("golden sparse/%s", name);
-    mla_format fmt = t_param_fmt(dir);
-    int H = (int)t_param_i(dir, "H"), T = (int)t_param_i(dir, "T");
-    t_npy q, cache, idx, tl, sink, eo, el, em;
-    memset(&tl, 0, sizeof tl); memset(&sink, 0, sizeof sink);
-#define LOAD(var, file)                                                            \
-    snprintf(path, sizeof path, "%s/%s", dir, file);                               \
-    if (!t_npy_load(path, &var)) { EXPECT(0, "cannot read %s", path); h_end(); return; }
-    LOAD(q, "q.npy");
-    LOAD(cache, "cache.npy");
-    LOAD(idx, "indices.npy");
-    LOAD(eo, "expected_out.npy");
-    LOAD(el, "expected_lse.npy");
-    LOAD(em, "expected_max_logits.npy");
-    if (t_param_i(dir, "has_topk_len")) { LOAD(tl, "topk_len.npy"); }
-    if (t_param_i(dir, "has_sink")) { LOAD(sink, "sink.npy"); }
-#undef LOAD
-    mla_sparse_args a = {0};
-    a.num_tokens = T;
-    a.num_heads = H;
-    a.q = (const uint16_t *)q.data;
-    a.cache.base = cache.data;
-    a.cache.page_stride = t_param_i(dir, "page_bytes");
-    a.cache.page_size = (int32_t)t_param_i(dir, "page_size");
-    a.cache.num_pages = (int32_t)t_param_i(dir, "num_pages");
-    a.cache.format = fmt;
-    a.indices = (const int32_t *)idx.data;
-    a.topk = (int32_t)t_param_i(dir, "topk_stride");
-    a.topk_len = (const int32_t *)tl.data;
-    a.scale = t_param_f(dir, "scale");
-    a.sink = (const float *)sink.data;
-    size_t n = (size_t)T * H;
-    uint16_t *out = (uint16_t *)h_alloc(n * 1024 + 64);
-    float *lse = (float *)h_alloc(n * 4 + 64), *mx = (float *)h_alloc(n * 4 + 64);
-    memset(out, T_GUARD, n * 1024 + 64);
-    memset(lse, T_GUARD, n * 4 + 64);
-    memset(mx, T_GUARD, n * 4 + 64);
-    a.out = out;
-    a.lse = lse;
-    a.max_logits = mx;
-    mla_ctx *ctx = h_cpu_ctx();
-    mla_status rc = mla_sparse(ctx, &a);
-    EXPECT_OK(ctx, rc);
-    mla_ctx_destroy(ctx);
-    float *got = (float *)h_alloc(n * 512 * 4);
-    double *want = (double *)h_alloc(n * 512 * 8), *wl = (double *)h_alloc(n * 8), *wm = (double *)h_alloc(n * 8);
-    for (size_t i = 0; i < n * 512; i++) { got[i] = (float)t_bf16(out[i]); want[i] = ((const float *)eo.data)[i]; }
-    for (size_t i = 0; i < n; i++) { wl[i] = ((const float *)el.data)[i]; wm[i] = ((const float *)em.data)[i]; }
-    EXPECT_CLOSE(got, want, (int64_t)n * 512, MLA_TOL_OUT, "out");
-    EXPECT_CLOSE(lse, wl, (int64_t)n, MLA_TOL_LSE, "lse");
-    EXPECT_CLOSE(mx, wm, (int64_t)n, MLA_TOL_LSE, "max_logits");
-    int gb = 0;
-    for (int i = 0; i < 64; i++)
-        gb += ((uint8_t *)(out + n * 512))[i] != T_GUARD || ((uint8_t *)(lse + n))[i] != T_GUARD ||
-              ((uint8_t *)(mx + n))[i] != T_GUARD;
-    EXPECT(gb == 0, "guard bytes after out/lse/max_logits changed");
-    h_end();
-    free(out); free(lse); free(mx); free(got); free(want); free(wl); free(wm);
-    free(q.data); free(cache.data); free(idx.data); free(tl.data); free(sink.data);
-    free(eo.data); free(el.data); free(em.data);
-}
-
-static void golden(void) {
-    char dir[1024], cdir[2048];
-    t_golden_dir("sparse", dir, sizeof dir);
-    int n;
-    char **names = t_list_cases(dir, &n);
-    if (!names) {
-        h_begin("golden sparse cases");
-        h_skip("no golden directory (set MLA_GOLDEN_DIR)");
-        return;
-    }
-    for (int i = 0; i < n; i++) {
-        snprintf(cdir, sizeof cdir, "%s/%s", dir, names[i]);
-        golden_case(cdir, names[i]);
-        free(names[i]);
-    }
-    free(names);
-}
 
 int main(void) {
     h_rng g = {777};
@@ -312,6 +229,6 @@ int main(void) {
             c.amp = 1.0;
             run_case(&c, 7000 + (uint64_t)(f * 2 + v));
         }
-    golden();
+    /* the golden cases run in test_golden, through the shared loader and checker */
     return h_finish();
 }
