@@ -220,6 +220,7 @@ mla_status mla_cpu_prefill_fp8_fused(mla_ctx *ctx, const mla_prefill_fp8_fused_a
     for (int32_t t = 0; t < T; t++) {
         int32_t b = tok_b[t], ql = bt->q_offsets[b + 1] - bt->q_offsets[b];
         int64_t pos = (int64_t)bt->seq_lens[b] - ql + (t - bt->q_offsets[b]);
+        if (pos < 0) continue; /* an empty request (seq_len 0): nothing stored, q left as is */
         const float *fc = a->freqs_cis + pos * 64;
         for (int32_t h = 0; h < H; h++) rope_row(a->q + t * qst + h * qsh + MLA_NOPE_DIM, fc);
         uint16_t *row = (uint16_t *)mla_paged_row(&a->cache, bt, b, pos, MLA_ROW_BF16);
