@@ -3,10 +3,25 @@
    v1  CTA = 64 (token, head) rows x one key split; Q in smem, 32-key K tiles by cp.async (2
        stages; FP8 widened to exact bf16 raw values, scales applied per 128-column chunk to S and
        to P), mma.sync m16n8k16, online softmax in f32, split-KV + combine.cu for small grids
-       (default)                                                                not yet timed
-   Run alone: `mla check decode`, `build/tests/test_cuda_attn`. The engine is attn.cuh. */
+       (FP8, rope-aware, and BF16 where v2 declines)   H100 b=128 h=128 s_q=2 8K: 118 TF
+   v2  decode_hopper.cu: wgmma + TMA, producer warpgroup + two seesaw consumers, P as two bf16
+       terms (MLA_KV_BF16, SM 9.0, 16-byte aligned q; default where supported)      465 TF
+   Dispatch: the newest version that supports the call; MLA_KERNEL=decode:1 forces v1 (bench).
+   Run alone: `mla check decode`, `build/tests/test_cuda_attn`, `build/tests/test_cuda_decode_hopper`.
+   The v1 engine is attn.cuh. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "../core/paged.h"
 #include "attn.cuh"
+#include "decode_hopper.h"
+
+/* 1 when the environment forces version v of this op (MLA_KERNEL=decode:v). */
+static int forced_version(int v) {
+    const char *e = getenv("MLA_KERNEL");
+    if (!e || strncmp(e, "decode:", 7) != 0) return 0;
+    return atoi(e + 7) == v;
+}
 
 /* ---- v1 ---- */
 __global__ __launch_bounds__(ATT_THREADS, 1) void decode_kernel_v1(const __grid_constant__ mla_attn_params p) {
@@ -45,10 +60,15 @@ extern "C" size_t mla_cuda_decode_workspace(const mla_ctx *ctx, const mla_decode
     if (a->num_tokens <= 0 || a->num_heads <= 0 || a->num_heads > MLA_MAX_HEADS) return 0;
     mla_attn_params p = {};
     decode_shape(ctx, a, &p);
-    return mla_cuda_attn_workspace_bytes((int64_t)a->num_tokens * a->num_heads, p.num_splits);
+    size_t v1 = mla_cuda_attn_workspace_bytes((int64_t)a->num_tokens * a->num_heads, p.num_splits);
+    size_t v2 = a->cache.format == MLA_KV_BF16 ? mla_cuda_decode_hopper_workspace(ctx, a) : 0;
+    return v1 > v2 ? v1 : v2;  /* either version may run: the call decides from the pointers */
 }
 
 extern "C" mla_status mla_cuda_decode(mla_ctx *ctx, const mla_decode_args *a) {
+    char why[160];
+    if (!forced_version(1) && mla_cuda_decode_hopper_supported(ctx, a, why, sizeof why))
+        return mla_cuda_decode_hopper(ctx, a);
     const mla_paged_cache *c = &a->cache;
     const int ra = c->format == MLA_KV_FP8_ROPE_AWARE;
     const int64_t qrow = ra ? MLA_ROW_FP8_ROPE_AWARE : MLA_KEY_DIM;

@@ -1,10 +1,19 @@
 /* mla_decode on CUDA, Hopper (sm_90a) path: paged MLA_KV_BF16 latent cache -> out [T,H,512]
    bf16, lse [T,H] f32 (spec 4.1). Entry points in decode_hopper.h; decode.cu dispatches here.
-     v1  wgmma (HGMMA) from shared memory, cp.async producer warpgroup (two pairs of warps, one
-         per stage), two consumer warpgroups; split-KV with its own combine.   untimed
-   Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it).
+   TFLOPS count 2*b*s_q*h*(576+512)*seqlen (FlashMLA's count; the P_hi + P_lo split below does
+   1.47x that in tensor work). H100, b=128 h=128 s_q=2 seq 4K / 32K; b=128 h=16 s_q=1 16K:
+     v1  wgmma from smem, cp.async producer (two warp pairs), two consumers splitting each
+         tile's keys (S: N=32 each), P as one bf16 (fails SPEC 5)     201 TF            1.64 TB/s
+     v2  P = P_hi + P_lo, two bf16 terms (P_hi in the stage's dead rope chunk)  190 TF  1.54 TB/s
+     v3  key tiles by TMA (one thread, 9 box copies per tile)         325 / 330 TF      2.81 TB/s
+     v4  seesaw: each consumer owns alternate whole tiles (S: N=64), its softmax overlaps the
+         other's matrix work, its own P.V from registers                387 / 422 TF    2.86 TB/s
+     v5  stages paid as soon as each P.V ends; P_lo read first (own group) 432 / 470 TF  2.97 TB/s
+     v6  P by stmatrix, lazy running max (O rescaled only when the max grows by > 2^8)
+                                                                        438 / 475 TF    2.97 TB/s
+   Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
-   ---- v1 design -------------------------------------------------------------------------------
+   ---- design -----------------------------------------------------------------------------------
    Work unit (one CTA, 384 threads = 3 warpgroups): 64 query rows of ONE request x a contiguous
    range of 64-key tiles (a split). The rows of request b are its q_len*H (token, head) pairs,
    row R = i*H + h (token i of the request, head h), cut into blocks of 64 (last block masked).
@@ -15,25 +24,28 @@
    seq_len, or under causal the last row's pos + 1) are cut into 64-key tiles and split y takes
    tiles [y*tps, (y+1)*tps), tps = ceil(tiles / nsplit).
 
-   Warpgroup 0 = producer (setmaxnreg 56): warps 0-1 ("pair 0") load the even tiles into stage 0,
-   warps 2-3 ("pair 1") load Q, then the odd tiles into stage 1. A pair looks up the 64 rows'
-   addresses (block table per row, so any page_size works), writes them to smem, then each of
-   its 64 threads issues 72 cp.async of 16 bytes (zero-fill for rows past seq_len or on pages
-   outside [0, num_pages): such rows are never read and are exactly 0 in smem, so 0*NaN cannot
-   happen), waits for its own copies, fence.proxy.async (cp.async writes through the generic
-   proxy, wgmma reads through the async proxy), and arrives on the stage's "full" mbarrier.
-   Warpgroups 1, 2 = consumers w = 0, 1 (setmaxnreg 224), per tile n (stage s = n & 1):
-     S_w  = Q K[32w, 32w+32)^T      36 x wgmma m64n32k16 (A = Q, B = K tile, both K-major smem)
-     mask (key valid bit from the producer, causal key <= pos, row < q_len*H), scale*log2(e),
-     row max of the own 32 columns -> smem red[w]; bar 1 (256 threads); m = max(m, both halves)
-     P_w = exp2(S - m) -> bf16 into the shared P tile (columns 32w..); fence.proxy.async; bar 2
-     O_w = O_w * exp2(m_old - m) + P V[:, 256w, 256w+256)   4 x wgmma m64n256k16 (A = P smem,
-          B = the same K tile read N-major through the transpose bit: V = first 512 columns)
-     then S_{n+1} is issued right behind P.V (other stage), wait_group 1 -> P.V done -> arrive on
-     the stage's "empty" mbarrier (producer may overwrite), wait_group 0 -> S_{n+1} ready.
-   Each consumer keeps its own partial row sum l (same m in both halves); the halves are added
-   once at the end. Unsplit: out = O / l (times the sink factor) in bf16, lse. Split: f32
-   partials O / l and lse2 = m + log2 l per (split, t, h) in the workspace; combine kernel.
+   Warpgroup 0 = producer (setmaxnreg 40). Warps 2-3 load Q by cp.async (zero rows past the
+   block). Key tiles, two stages (tile n in stage n & 1):
+   - page_size % 64 == 0 (TMA path): one thread issues 9 TMA box copies (64 columns x 64 rows of
+     one page, 128-byte swizzle) per tile onto the stage's "full" mbarrier, after the stage's
+     "empty" mbarrier says both consumers are done with tile n-2. Rows past seq_len are copied
+     too (whatever the page holds there, NaN included); a tile on an out-of-range page is not
+     copied. nvalid[stage] tells the consumers; each zeroes those rows in its own V half before
+     its P.V (0 * NaN), the mask keeps them out of S.
+   - otherwise: warp pairs 0-1 / 2-3 copy the even / odd tiles with cp.async, row by row through
+     the block table (zero-fill for rows without a key), fence.proxy.async, arrive on "full".
+   Warpgroups 1, 2 = consumers c = 0, 1 (setmaxnreg 232): consumer c owns O[:, 256c, 256c+256)
+   (128 f32 registers per thread) and the tiles t with t % 2 == c (see hd_consumer):
+     own tile:  S = Q K^T (36 x m64n64k16, Q and K K-major in smem), mask, running max (lazy),
+                P = exp2(S - m) as P_hi + P_lo fragments; P_hi -> the stage's rope chunk (dead
+                after S), P_lo -> the P tile, m -> xm[stage]; signal "pready"; then
+                O_c = O_c * alpha + P V[:, half c] from registers (2 x 4 x m64n256k16, V read
+                N-major from the same stage through the transpose bit)
+     other's:   wait "pready", alpha from xm, O_c = O_c * alpha + P V[:, half c] with P from smem
+   and pays the stage's "empty" as soon as its P.V of the tile is done. Each consumer keeps the
+   row sums of its own tiles (rescaled by every alpha); the halves are added once at the end.
+   Unsplit: out = O / l (times the sink factor) in bf16, lse. Split: f32 partials O / l and
+   lse2 = m + log2 l per (split, t, h) in the workspace; combine kernel.
 
    ---- shared memory (dynamic, base rounded up to 1024 B; all offsets from that base) ---------
    A "chunk" is 64 rows x 64 bf16 columns = 64 x 128 B = 8192 B in the 128-byte swizzle layout
@@ -42,19 +54,22 @@
      Q      [0,      73728)   64 rows x 576, 9 chunks (row r = query row of the block)
      K[0]   [73728,  147456)  stage 0: 64 keys x 576, 9 chunks (row r = key key0 + r)
      K[1]   [147456, 221184)  stage 1
-     P      [221184, 229376)  64 rows x 64 keys bf16, one chunk
-     small  [229376, ...)     mbarriers, key-valid bits, row-reduction scratch, row addresses
+     P      [221184, 229376)  P_lo of the last published tile: 64 rows x 64 keys bf16, one chunk
+                              (P_hi goes to chunk 8 of the tile's stage, its rope columns)
+     small  [229376, ...)     mbarriers, key-valid bits, exchanged row maxima, row addresses
    wgmma descriptors (64-bit): bits 0-13 addr>>4, 16-29 LBO>>4, 32-45 SBO>>4, 62-63 = 1 (128B).
-     K-major operand (Q, K for S; P for P.V): SBO = 1024 (next 8 rows), LBO unused (16);
+     K-major operand (Q, K for S; P_hi, P_lo for P.V): SBO = 1024 (next 8 rows), LBO unused (16);
        k-step ks of 16 columns: start + (ks/4)*8192 + (ks%4)*32 (inside the 128 B row; the
        hardware applies the XOR on the address bits, so the atom must be 1024-aligned).
      N-major operand (V for P.V, transpose bit 1): LBO = 8192 (next 64 columns = next chunk),
-       SBO = 1024 (next 8 keys); k-step ks of 16 keys: start + ks*2048; columns 256w: +4*w*8192.
+       SBO = 1024 (next 8 keys); k-step ks of 16 keys: start + ks*2048; columns 256c: +4*c*8192.
    wgmma accumulator layout (m64nN, f32): thread t of the warpgroup, warp = t/32, lane = t%32,
    holds d[4i + e], i < N/8: row = 16*warp + lane/4 + 8*(e/2), col = 8*i + 2*(lane%4) + (e%2). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include <cuda.h> /* CUtensorMap (the driver entry point is fetched through the runtime) */
 
 #include "common.cuh"
 #include "cuda.h"
@@ -77,16 +92,21 @@
 #define HD_SP (3 * HD_TILE)
 #define HD_BIG (HD_SP + HD_CHUNK) /* 229376 */
 #define HD_THREADS 384
-#define HD_PRODUCER_REGS 56
-#define HD_CONSUMER_REGS 224
+#define HD_PRODUCER_REGS 40
+#define HD_CONSUMER_REGS 232
+#define HD_LAZY 8.0f             /* lazy running max: see hd_softmax */
 #define HD_SMEM_LIMIT 232448    /* sharedMemPerBlockOptin on H100 / H200 (227 KB) */
 
 typedef struct hd_small {
-    uint64_t full[2];           /* mbarrier: stage loaded (64 producer-pair arrivals) */
+    uint64_t full[2];           /* mbarrier: stage loaded (TMA: 1 arrival + tx bytes; else 64 pair arrivals) */
     uint64_t empty[2];          /* mbarrier: stage consumed (256 consumer arrivals) */
     uint64_t qfull;             /* mbarrier: Q loaded (64 arrivals of pair 1) */
     uint32_t kv_valid[2][2];    /* per stage, bit r of word k: key key0 + 32k + r is readable */
-    float red[2][HD_ROWS];      /* per consumer: row max (per tile), then row sum (at the end) */
+    int32_t nvalid[2];          /* per stage: rows [nvalid, 64) hold no key; with TMA they may hold
+                                   anything (NaN) and each consumer zeroes them in its V half */
+    uint64_t pready[2];         /* mbarrier per stage: the owner published P and m of the tile (128) */
+    float xm[2][HD_ROWS];       /* per stage: running row max after the tile (log2 units); at the
+                                   end: per consumer, the row sums */
     const uint8_t *rows[2][HD_ROWS]; /* per producer pair: global address of each row or NULL */
 } hd_small;
 
@@ -105,6 +125,8 @@ static_assert(HD_PRODUCER_REGS + 2 * HD_CONSUMER_REGS <= 65536 / 128 && HD_PRODU
 
 /* Kernel parameters: sizes, then pointers (shape in the comment), strides, derived values. */
 typedef struct hd_params {
+    CUtensorMap kv_map;         /* tma: the cache as [num_pages][page_size][576] bf16, box 64x64x1, 128B swizzle */
+    int32_t tma;                /* 1: key tiles by TMA (page_size % 64 == 0), 0: cp.async by two producer pairs */
     int32_t B, T, H, causal;
     int32_t nsplit;             /* >= 1 */
     int32_t page_size, num_pages;
@@ -134,10 +156,34 @@ typedef struct hd_job {
 } hd_job;
 
 /* ------------------------------------------------------------------------------------------ */
+/* Timeline trace (build with -DHD_TRACE; mla_cuda_decode_hopper_trace_dump writes it out):     */
+/* thread 0 of each role of CTA HD_TRACE_CTA records (event, tile, clock64).                    */
+
+#ifdef HD_TRACE
+#define HD_TRACE_CTA 100
+#define HD_TRACE_N 2048
+__device__ unsigned long long hd_trace_buf[3][HD_TRACE_N][2];
+__device__ int hd_trace_cnt[3];
+#define HD_T(role, ev, n)                                                                         \
+    do {                                                                                          \
+        if (blockIdx.x == HD_TRACE_CTA && blockIdx.y == 0 && (threadIdx.x & 127) == 0) {          \
+            const int i_ = hd_trace_cnt[role]++;                                                  \
+            if (i_ < HD_TRACE_N) {                                                                \
+                hd_trace_buf[role][i_][0] = ((unsigned long long)(ev) << 32) | (unsigned)(n);     \
+                hd_trace_buf[role][i_][1] = clock64();                                            \
+            }                                                                                     \
+        }                                                                                         \
+    } while (0)
+#else
+#define HD_T(role, ev, n) do { } while (0)
+#endif
+
+/* ------------------------------------------------------------------------------------------ */
 /* PTX wrappers                                                                                */
 
-/* named barrier (ids: 0 __syncthreads, 1-2 the consumers, 3-4 the producer pairs) */
+/* named barrier (ids: 0 __syncthreads, 1 both consumers, 3-4 the producer pairs, 5-6 one consumer) */
 #define HD_BAR(id, n) asm volatile("bar.sync %0, %1;\n" ::"n"(id), "n"(n) : "memory")
+#define HD_BAR_R(id, n) asm volatile("bar.sync %0, %1;\n" ::"r"(id), "n"(n) : "memory")
 MLA_DEV void hd_mbar_init(uint32_t bar, uint32_t count) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
 }
@@ -155,9 +201,37 @@ MLA_DEV void hd_mbar_wait(uint32_t bar, uint32_t parity) {
                      : "memory");
     } while (!done);
 }
+/* 1 if the phase with this parity has completed (never blocks; acquire when it returns 1) */
+MLA_DEV int hd_mbar_test(uint32_t bar, uint32_t parity) {
+    uint32_t done;
+    asm volatile("{\n .reg .pred p;\n mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done)
+                 : "r"(bar), "r"(parity)
+                 : "memory");
+    return (int)done;
+}
+/* arrive (count 1) and expect tx bytes of asynchronous copies on the current phase */
+MLA_DEV void hd_mbar_expect_tx(uint32_t bar, uint32_t bytes) {
+    asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n" ::"r"(bar), "r"(bytes)
+                 : "memory");
+}
+/* TMA: box (c0.., c1.., c2) of the 3-D tensor map -> shared dst; completes tx bytes on bar */
+MLA_DEV void hd_tma_3d(uint32_t dst, const CUtensorMap *map, int c0, int c1, int c2, uint32_t bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
+        "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+        : "memory");
+}
 /* 16 bytes global -> shared; n = 0 writes 16 zero bytes and reads nothing */
 MLA_DEV void hd_cp16(uint32_t dst, const void *src, int n) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(n) : "memory");
+}
+/* four 8x8 bf16 matrices (the mma fragment layout: register j = matrix j) to shared memory; lane l
+ * gives the address of row l%8 of matrix l/8 (16 contiguous bytes) */
+MLA_DEV void hd_stmatrix_x4(uint32_t addr, const uint32_t r[4]) {
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r[0]), "r"(r[1]),
+                 "r"(r[2]), "r"(r[3])
+                 : "memory");
 }
 MLA_DEV void hd_fence_proxy_async(void) { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 MLA_DEV void hd_wgmma_fence(void) { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
@@ -175,15 +249,66 @@ MLA_DEV uint64_t hd_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
            (1ull << 62);
 }
 
-/* D[64x32] (+)= A[64x16] B[16x32]; A, B K-major in smem; scale_d 0 overwrites D */
-MLA_DEV void hd_wgmma_n32(float d[16], uint64_t da, uint64_t db, int scale_d) {
+/* D[64x64] = A[64x16] B[16x64] (first k-step: D is not read) / D += A B; A, B K-major in smem */
+MLA_DEV void hd_wgmma_n64_first(float d[32], uint64_t da, uint64_t db) {
     asm volatile(
-        "{\n .reg .pred p;\n setp.ne.b32 p, %18, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, 0;\n}\n"
+        "{\n .reg .pred p;\n setp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+        "}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]), "=f"(d[6]), "=f"(d[7]),
+          "=f"(d[8]), "=f"(d[9]), "=f"(d[10]), "=f"(d[11]), "=f"(d[12]), "=f"(d[13]), "=f"(d[14]), "=f"(d[15]),
+          "=f"(d[16]), "=f"(d[17]), "=f"(d[18]), "=f"(d[19]), "=f"(d[20]), "=f"(d[21]), "=f"(d[22]), "=f"(d[23]),
+          "=f"(d[24]), "=f"(d[25]), "=f"(d[26]), "=f"(d[27]), "=f"(d[28]), "=f"(d[29]), "=f"(d[30]), "=f"(d[31])
+        : "l"(da), "l"(db), "r"(0));
+}
+MLA_DEV void hd_wgmma_n64(float d[32], uint64_t da, uint64_t db) {
+    asm volatile(
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+        "}, %32, %33, 1, 1, 1, 0, 0;\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-        : "l"(da), "l"(db), "r"(scale_d));
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(da), "l"(db));
+}
+
+/* D[64x256] += A[64x16] B[16x256]; A from registers (the m64k16 fragment: a[0] row r cols c,c+1;
+ * a[1] row r+8; a[2] row r cols c+8,c+9; a[3] row r+8 cols c+8,c+9 with r = 16*warp + lane/4,
+ * c = 2*(lane%4)), B N-major (transpose bit) in smem */
+MLA_DEV void hd_wgmma_n256t_r(float d[128], const uint32_t a[4], uint64_t db) {
+    asm volatile(
+        "{\n .reg .pred p;\n setp.ne.b32 p, %133, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+        "}, {%128, %129, %130, %131}, %132, p, 1, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
 }
 
 /* D[64x256] += A[64x16] B[16x256]; A K-major, B N-major (transpose bit), both in smem */
@@ -220,7 +345,7 @@ MLA_DEV void hd_wgmma_n256t(float d[128], uint64_t da, uint64_t db) {
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* v1: the CTA's job                                                                           */
+/* The CTA's job                                                                               */
 
 MLA_DEV int hd_clamp(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
 MLA_DEV int64_t hd_slot_of(const hd_params &p, int b) {
@@ -262,7 +387,7 @@ MLA_DEV int hd_find_job(const hd_params &p, hd_job *J) {
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* v1: producer pair (64 threads, pt = 0..63)                                                  */
+/* Producer (warpgroup 0): Q by cp.async; key tiles by TMA or by cp.async warp pairs           */
 
 /* 64 rows x 1152 B -> 9 swizzled chunks at dst. Thread pt issues pieces pt, pt+64, ... so a warp
  * reads 512 contiguous bytes per instruction; rows[r] NULL = 16 zero bytes, nothing read. */
@@ -278,6 +403,44 @@ MLA_DEV void hd_copy_rows(uint32_t dst, const uint8_t *const *rows, int pt, cons
 }
 
 #define HD_PAIR_BAR(pair) do { if (pair) HD_BAR(4, 64); else HD_BAR(3, 64); } while (0)
+
+/* bits of kv_valid word k (keys 32k..32k+31 of the tile) when the first nv rows are keys */
+MLA_DEV uint32_t hd_valid_bits(int nv, int k) {
+    const int c = nv - 32 * k;
+    return c >= 32 ? 0xffffffffu : (c <= 0 ? 0u : (1u << c) - 1u);
+}
+
+/* TMA path (page_size % 64 == 0: a tile is 64 consecutive rows of one page): one thread issues
+ * 9 box copies (64 columns x 64 rows each, one chunk) per tile onto the stage's full barrier.
+ * Rows past seq_len are copied too (they lie inside the page) and are zeroed by the consumers;
+ * a tile on an out-of-range page is not copied at all (nvalid 0). */
+MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, uint32_t sbase, uint32_t sm_u32) {
+    const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
+    const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&p.kv_map) : "memory");
+    for (int n = 0; n < J.nt; n++) {
+        const int st = n & 1, k = n >> 1;
+        const int key0 = (J.t_begin + n) * HD_KEYS;
+        const int32_t page = p.bt[(int64_t)J.b * p.bt_stride + key0 / p.page_size];
+        const int ok = page >= 0 && page < p.num_pages;
+        const int nv = ok ? min(HD_KEYS, J.seq - key0) : 0;
+        if (k >= 1) hd_mbar_wait(empty0 + 8u * st, (uint32_t)((k - 1) & 1)); /* consumers done with tile n-2 */
+        HD_T(2, 1, n);
+        sm->kv_valid[st][0] = hd_valid_bits(nv, 0);
+        sm->kv_valid[st][1] = hd_valid_bits(nv, 1);
+        sm->nvalid[st] = nv;
+        const uint32_t bar = full0 + 8u * st;
+        if (nv > 0) {
+            hd_mbar_expect_tx(bar, HD_TILE);
+            const uint32_t dst = sbase + (st ? HD_SK1 : HD_SK0);
+            const int row = key0 % p.page_size;
+#pragma unroll
+            for (int c = 0; c < 9; c++) hd_tma_3d(dst + c * HD_CHUNK, &p.kv_map, 64 * c, row, page, bar);
+        } else {
+            hd_mbar_arrive(bar);
+        }
+    }
+}
 
 MLA_DEV void hd_producer(const hd_params &p, const hd_job &J, hd_small *sm, uint32_t sbase, uint32_t sm_u32, int tid) {
     const int pair = tid >> 6, pt = tid & 63;
@@ -304,6 +467,10 @@ MLA_DEV void hd_producer(const hd_params &p, const hd_job &J, hd_small *sm, uint
         hd_mbar_arrive(qfull_bar);
         HD_PAIR_BAR(pair); /* everyone done reading rows[] */
     }
+    if (p.tma) {
+        if (tid == 0) hd_producer_tma(p, J, sm, sbase, sm_u32);
+        return;
+    }
 
     for (int n = pair; n < J.nt; n += 2) {
         const int k = n >> 1; /* k-th use of this stage */
@@ -318,6 +485,7 @@ MLA_DEV void hd_producer(const hd_params &p, const hd_job &J, hd_small *sm, uint
         if (k >= 1) hd_mbar_wait(empty_bar, (uint32_t)((k - 1) & 1)); /* consumers done with tile n-2 */
         rows[pt] = src;
         if ((pt & 31) == 0) sm->kv_valid[pair][pt >> 5] = valid;
+        if (pt == 0) sm->nvalid[pair] = HD_KEYS; /* cp.async zero-fills the rows without a key */
         HD_PAIR_BAR(pair);
         hd_copy_rows(stage, rows, pt, p.kv);
         cp_async_commit();
@@ -329,28 +497,58 @@ MLA_DEV void hd_producer(const hd_params &p, const hd_job &J, hd_small *sm, uint
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* v1: consumer warpgroup w (tid = 0..127 inside it)                                           */
+/* Consumers (warpgroups 1, 2)                                                                 */
 
-/* S_w = Q . K[32w..32w+32)^T over 576 columns: 36 k-steps; committed as one group */
-MLA_DEV void hd_issue_s(float s[16], uint32_t sq, uint32_t sk, int w) {
-    const uint64_t dq = hd_desc(sq, 16, 1024);
-    const uint64_t dk = hd_desc(sk + (uint32_t)w * 32 * 128, 16, 1024);
+/* hide a value from the optimizer, so that descriptor arithmetic happens next to each wgmma
+ * (computed ahead, 36 descriptors of 2 registers each push the consumer into spills) */
+MLA_DEV void hd_opaque(uint32_t &x) { asm volatile("" : "+r"(x)); }
+MLA_DEV uint64_t hd_opaque64(uint64_t x) {
+    asm volatile("" : "+l"(x));
+    return x;
+}
+
+/* S = Q . K^T over 576 columns (64 x 64): 36 k-steps of m64n64k16; committed as one group */
+MLA_DEV void hd_issue_s(float s[32], uint32_t sq, uint32_t sk) {
+    hd_opaque(sq); /* recompute the 36 descriptors per call: hoisted out of the loop they take 72 registers */
+    const uint64_t dq = hd_desc(sq, 16, 1024), dk = hd_desc(sk, 16, 1024);
     hd_wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < HD_DK / 16; ks++) {
         const uint32_t off = (uint32_t)((ks >> 2) * HD_CHUNK + (ks & 3) * 32);
-        hd_wgmma_n32(s, dq + (off >> 4), dk + (off >> 4), ks > 0);
+        if (ks == 0) hd_wgmma_n64_first(s, dq + (off >> 4), dk + (off >> 4));
+        else hd_wgmma_n64(s, hd_opaque64(dq) + (off >> 4), hd_opaque64(dk) + (off >> 4));
     }
     hd_wgmma_commit();
 }
 
-/* O_w += P . V[:, 256w, 256w+256): 4 k-steps of 16 keys; committed as one group */
-MLA_DEV void hd_issue_pv(float o[128], uint32_t sp, uint32_t sk, int w) {
-    const uint64_t dp = hd_desc(sp, 16, 1024);
-    const uint64_t dv = hd_desc(sk + (uint32_t)w * 4 * HD_CHUNK, HD_CHUNK, 1024);
+/* O_c += (P_lo + P_hi) . V[:, 256c, 256c+256) with P in smem (the other consumer's tile): P_lo in
+ * the P tile, P_hi in the stage's rope chunk; 4 k-steps of 16 keys each, committed as two groups
+ * (P_lo first: once it is done the P tile may be rewritten while the P_hi group still runs) */
+MLA_DEV void hd_issue_pv_smem(float o[128], uint32_t sp, uint32_t sk, int c) {
+    hd_opaque(sp);
+    const uint64_t dh = hd_desc(sk + 8 * HD_CHUNK, 16, 1024), dl = hd_desc(sp, 16, 1024);
+    const uint64_t dv = hd_desc(sk + (uint32_t)c * 4 * HD_CHUNK, HD_CHUNK, 1024);
     hd_wgmma_fence();
 #pragma unroll
-    for (int ks = 0; ks < HD_KEYS / 16; ks++) hd_wgmma_n256t(o, dp + (uint64_t)((ks * 32) >> 4), dv + (uint64_t)((ks * 2048) >> 4));
+    for (int ks = 0; ks < HD_KEYS / 16; ks++)
+        hd_wgmma_n256t(o, hd_opaque64(dl) + (uint64_t)((ks * 32) >> 4), hd_opaque64(dv) + (uint64_t)((ks * 2048) >> 4));
+    hd_wgmma_commit();
+#pragma unroll
+    for (int ks = 0; ks < HD_KEYS / 16; ks++)
+        hd_wgmma_n256t(o, hd_opaque64(dh) + (uint64_t)((ks * 32) >> 4), hd_opaque64(dv) + (uint64_t)((ks * 2048) >> 4));
+    hd_wgmma_commit();
+}
+
+/* the same with P from registers (the consumer's own tile): ph / pl hold 4 fragments of 4 words */
+MLA_DEV void hd_issue_pv_regs(float o[128], const uint32_t ph[16], const uint32_t pl[16], uint32_t sk, int c) {
+    hd_opaque(sk);
+    const uint64_t dv = hd_desc(sk + (uint32_t)c * 4 * HD_CHUNK, HD_CHUNK, 1024);
+    hd_wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < HD_KEYS / 16; ks++) {
+        hd_wgmma_n256t_r(o, ph + 4 * ks, hd_opaque64(dv) + (uint64_t)((ks * 2048) >> 4));
+        hd_wgmma_n256t_r(o, pl + 4 * ks, hd_opaque64(dv) + (uint64_t)((ks * 2048) >> 4));
+    }
     hd_wgmma_commit();
 }
 
@@ -362,12 +560,163 @@ MLA_DEV float hd_quad_sum(float x) {
     x += __shfl_xor_sync(0xffffffffu, x, 1);
     return x + __shfl_xor_sync(0xffffffffu, x, 2);
 }
+MLA_DEV float hd_ex2(float x) { /* 2^x; -inf -> +0 */
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+/* What a consumer thread keeps between tiles. */
+typedef struct hd_cstate {
+    float o[128];               /* O[r0 | r0+8][256c + 8i + 2q4 + (0,1)] (wgmma accumulator layout) */
+    float s[32];                /* S, then P, of the own tile (64 x 64 accumulator layout) */
+    uint32_t ph[16], pl[16];    /* P_hi, P_lo as 4 A fragments (k-steps) of m64k16 */
+    float m_run[2], l_run[2];   /* running max (log2 units) of rows r0, r0+8; own tiles' row sums */
+} hd_cstate;
 
+MLA_DEV void hd_rescale(hd_cstate &C, const float al[2]) {
+    if (__any_sync(0xffffffffu, al[0] != 1.f || al[1] != 1.f)) { /* skipped once the max settles */
+#pragma unroll
+        for (int i = 0; i < 32; i++) {
+            C.o[4 * i + 0] *= al[0];
+            C.o[4 * i + 1] *= al[0];
+            C.o[4 * i + 2] *= al[1];
+            C.o[4 * i + 3] *= al[1];
+        }
+    }
+}
+
+/* Rows [nv, 64) of the stage hold no key (TMA copied whatever the page held there, or nothing):
+ * zero them in this consumer's V half (0 * NaN would poison P.V); then fence + own barrier. */
+MLA_DEV void hd_zero_rows(uint8_t *gk, int nv, int c, int tid) {
+    const int nz = (HD_KEYS - nv) * 8; /* 16-byte pieces per chunk */
+    for (int u = tid; u < 4 * nz; u += 128) {
+        const int k = u / nz, x = u - k * nz;
+        *(uint4 *)(gk + (4 * c + k) * HD_CHUNK + nv * 128 + x * 16) = make_uint4(0, 0, 0, 0);
+    }
+    hd_fence_proxy_async();
+    HD_BAR_R(5 + c, 128);
+}
+
+/* Softmax of the own tile t (S in C.s, done): mask, running max, alpha, P = exp2(S - m) split
+ * into P_hi + P_lo fragments (bf16 P alone errs by 2^-9 relative, past SPEC 5; two terms: 2^-17),
+ * row sums. Returns alpha in al. */
+MLA_DEV void hd_softmax(const hd_params &p, const hd_job &J, const hd_small *sm, hd_cstate &C, int t, int st,
+                        const int pos[2], int pos_min, int r0, int q4, float al[2]) {
+    const int key0 = (J.t_begin + t) * HD_KEYS;
+    const uint32_t vm0 = sm->kv_valid[st][0], vm1 = sm->kv_valid[st][1];
+    float mx[2] = {-INFINITY, -INFINITY};
+    if ((vm0 & vm1) == 0xffffffffu && (!p.causal || key0 + HD_KEYS - 1 <= pos_min)) { /* nothing masked */
+#pragma unroll
+        for (int i = 0; i < 32; i++) {
+            C.s[i] *= p.scale_log2;
+            mx[(i >> 1) & 1] = fmaxf(mx[(i >> 1) & 1], C.s[i]);
+        }
+    } else { /* masked keys -> -inf (select, never arithmetic on the raw value) */
+#pragma unroll
+        for (int i = 0; i < 32; i++) {
+            const int kl = 8 * (i >> 2) + 2 * q4 + (i & 1), rr = (i >> 1) & 1;
+            const uint32_t vm = i < 16 ? vm0 : vm1;
+            const int ok = ((vm >> (kl & 31)) & 1u) && (!p.causal || key0 + kl <= pos[rr]);
+            C.s[i] = ok ? C.s[i] * p.scale_log2 : -INFINITY;
+            mx[rr] = fmaxf(mx[rr], C.s[i]);
+        }
+    }
+    /* The max used for P moves only when the row max passes it by more than HD_LAZY (log2
+     * units; P <= 2^HD_LAZY then): alpha is then exactly 1 and O is not rescaled, most tiles. */
+    float mu[2];
+#pragma unroll
+    for (int e = 0; e < 2; e++) {
+        const float mt = hd_quad_max(mx[e]);
+        const float mn = mt > C.m_run[e] + HD_LAZY ? mt : C.m_run[e]; /* -inf + x = -inf */
+        mu[e] = mn == -INFINITY ? 0.f : mn;
+        al[e] = hd_ex2(C.m_run[e] - mu[e]);
+        C.m_run[e] = mn;
+    }
+    float ps[2] = {0.f, 0.f};
+#pragma unroll
+    for (int i = 0; i < 32; i++) {
+        C.s[i] = hd_ex2(C.s[i] - mu[(i >> 1) & 1]);
+        ps[(i >> 1) & 1] += C.s[i];
+    }
+    if (p.dbg) { /* stage test: P := identity */
+#pragma unroll
+        for (int i = 0; i < 32; i++) C.s[i] = r0 + 8 * ((i >> 1) & 1) == 8 * (i >> 2) + 2 * q4 + (i & 1) ? 1.f : 0.f;
+    }
+    /* fragment word f of k-step ks = i/2: {row r0 keys 16ks+2q4.., row r0+8, row r0 keys +8, row r0+8 +8} */
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+#pragma unroll
+        for (int h2 = 0; h2 < 2; h2++) {
+            const float a = C.s[4 * i + 2 * h2], b = C.s[4 * i + 2 * h2 + 1];
+            const uint32_t hi = pack_bf16x2(a, b);
+            const int f = 4 * (i >> 1) + 2 * (i & 1) + h2;
+            C.ph[f] = hi;
+            C.pl[f] = pack_bf16x2(a - __uint_as_float(hi << 16), b - __uint_as_float(hi & 0xffff0000u));
+        }
+#pragma unroll
+    for (int e = 0; e < 2; e++) C.l_run[e] = C.l_run[e] * al[e] + ps[e];
+}
+
+/* P_hi -> the stage's rope chunk, P_lo -> the P tile (row r, key j at r*128 + ((j/8 ^ r%8) * 16) +
+ * (j%8)*2) by stmatrix (k-step ks of warp w: rows 16w.., keys 16ks..), m -> xm[st]; fence; signal
+ * the other consumer. The P tile's last reader must be done. */
+MLA_DEV void hd_publish(hd_small *sm, uint32_t sp, uint32_t sk, const hd_cstate &C, int st, int r0, int q4, int tid,
+                        uint32_t pready) {
+    const int lane = tid & 31, m = lane >> 3;
+    const int row = (tid >> 5) * 16 + (lane & 7) + 8 * (m & 1), ub = m >> 1;
+#pragma unroll
+    for (int ks = 0; ks < 4; ks++) {
+        const uint32_t off = (uint32_t)(row * 128 + (((2 * ks + ub) ^ (row & 7)) << 4));
+        hd_stmatrix_x4(sk + 8 * HD_CHUNK + off, C.ph + 4 * ks);
+        hd_stmatrix_x4(sp + off, C.pl + 4 * ks);
+    }
+    if (q4 == 0) {
+        sm->xm[st][r0] = C.m_run[0];
+        sm->xm[st][r0 + 8] = C.m_run[1];
+    }
+    hd_fence_proxy_async(); /* generic stores before the other consumer's wgmma reads */
+    hd_mbar_arrive(pready);
+}
+
+/* The other consumer's tile: wait for its P and m; alpha from m (the owner's value, bit for bit:
+ * same inputs, same instruction); row sums rescaled. */
+MLA_DEV void hd_take(hd_small *sm, hd_cstate &C, int t, int st, int r0, uint32_t pready, uint32_t full, float al[2]) {
+    hd_mbar_wait(pready, (uint32_t)((t >> 1) & 1));
+    hd_mbar_wait(full, (uint32_t)((t >> 1) & 1)); /* completed long ago: orders the TMA writes here too */
+#pragma unroll
+    for (int e = 0; e < 2; e++) {
+        const float mn = sm->xm[st][r0 + 8 * e];
+        al[e] = hd_ex2(C.m_run[e] - (mn == -INFINITY ? 0.f : mn));
+        C.m_run[e] = mn;
+        C.l_run[e] *= al[e];
+    }
+}
+
+MLA_DEV void hd_pay(uint32_t empty) {
+    hd_fence_proxy_async();
+    hd_mbar_arrive(empty);
+}
+
+/* Consumer c (warpgroup 1 + c, tid = 0..127 inside it) owns O[:, 256c, 256c+256) and the tiles
+ * t with t % 2 == c ("seesaw"; tile t also sits in stage t & 1). Own tile t: S_t = Q K_t^T
+ * (N = 64), softmax with the running max m_{t-1} that came with tile t-1, P_t = P_hi + P_lo and
+ * m_t to smem for the other consumer (P_hi into the stage's rope chunk, dead after S_t; P_lo into
+ * the P tile), then O_c = O_c * alpha_t + P_t V_t from registers. Other's tile t: wait for its P
+ * and m, O_c = O_c * alpha_t + P_t V_t from smem. Both consumers apply every tile in order, so
+ * both halves see the same m and alphas; each keeps the row sums of its own tiles (rescaled by
+ * every alpha), added at the end. Per pair of tiles (t, u = t+1) the issue order is
+ *   consumer 0: S_t | softmax_t, PV_t (regs) | PV_u (smem) | S_{t+2}
+ *   consumer 1: S_u | PV_t (smem) | softmax_u | PV_u (regs) | S_{u+2}
+ * so both S of a pair run back to back, a softmax overlaps the other consumer's matrix work, and a
+ * stage is paid ("empty") as soon as the consumer's P.V of it ends. The P tile has one writer at a
+ * time: the owner of tile t writes it after its own P.V of tile t-1 (the last reader) is done.
+ * The wgmma groups pending at every control-flow join are the same on all paths (ptxas would
+ * otherwise serialize the wgmmas), hence the two explicit programs below. */
 MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, uint32_t sbase,
-                         uint32_t sm_u32, int w, int tid) {
+                         uint32_t sm_u32, int c, int tid) {
     const int warp = tid >> 5, lane = tid & 31, q4 = lane & 3;
     const int r0 = warp * 16 + (lane >> 2); /* this thread's rows: r0 and r0 + 8 */
-    int rv[2], pos[2], tt[2], hh[2];
+    int pos[2], tt[2], hh[2], rv[2];
 #pragma unroll
     for (int e = 0; e < 2; e++) {
         const int R = J.row0 + r0 + 8 * e;
@@ -377,119 +726,143 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
         tt[e] = J.q_start + i;
         pos[e] = J.seq - J.q_len + i; /* bottom-right causal position */
     }
+    const int pos_min = J.seq - J.q_len + J.row0 / p.H; /* keys <= pos_min: visible to every row */
     const uint32_t sq = sbase + HD_SQ, sp = sbase + HD_SP;
     const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
     const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
+    const uint32_t pready0 = sm_u32 + (uint32_t)offsetof(hd_small, pready);
+    const uint32_t sk0 = sbase + HD_SK0, sk1 = sbase + HD_SK1;
+    uint8_t *const gk0 = gbase + HD_SK0, *const gk1 = gbase + HD_SK1;
 
-    float o[128], s[16];
+    hd_cstate C;
 #pragma unroll
-    for (int i = 0; i < 128; i++) o[i] = 0.f;
+    for (int i = 0; i < 128; i++) C.o[i] = 0.f;
 #pragma unroll
-    for (int i = 0; i < 16; i++) s[i] = 0.f;
-    float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.f, 0.f};
+    for (int i = 0; i < 32; i++) C.s[i] = 0.f;
+    C.m_run[0] = C.m_run[1] = -INFINITY;
+    C.l_run[0] = C.l_run[1] = 0.f;
+    float al[2];
 
-    if (J.nt > 0) {
-        hd_mbar_wait(sm_u32 + (uint32_t)offsetof(hd_small, qfull), 0);
-        hd_mbar_wait(full0, 0);
-        hd_issue_s(s, sq, sbase + HD_SK0, w);
-        HD_WGMMA_WAIT(0);
-        hd_pin(s, 16);
-    }
-    for (int n = 0; n < J.nt; n++) {
-        const int st = n & 1;
-        const uint32_t sk = sbase + (st ? HD_SK1 : HD_SK0);
-        const int kbase = (J.t_begin + n) * HD_KEYS + 32 * w;
-        const uint32_t vm = sm->kv_valid[st][w];
-
-        /* mask and scale (log2 units); masked -> -inf, never arithmetic on the raw value */
-        float sv[16];
+    if (J.nt > 0) hd_mbar_wait(sm_u32 + (uint32_t)offsetof(hd_small, qfull), 0);
+    if (c == 0) {
+        /* ---------------- consumer 0: even tiles ---------------- */
+        if (J.nt > 0) {
+          hd_mbar_wait(full0, 0);
+          HD_T(0, 16, 0);
+          hd_issue_s(C.s, sq, sk0); /* [S_0] */
+          for (int t = 0;; t += 2) { /* pending: [S_t]; leaves only by the breaks, with [] */
+            const int u = t + 1;
+            HD_WGMMA_WAIT(0); /* [] */
+            hd_pin(C.s, 32);
+            HD_T(0, 11, t);
+            if (p.dbg) { /* stage test: raw S out (keys past seq_len: whatever the rows held) */
 #pragma unroll
-        for (int i = 0; i < 4; i++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                const int kl = 8 * i + 2 * q4 + (e & 1), rr = e >> 1;
-                const int ok = ((vm >> kl) & 1u) && rv[rr] && (!p.causal || kbase + kl <= pos[rr]);
-                sv[4 * i + e] = ok ? s[4 * i + e] * p.scale_log2 : -INFINITY;
+                for (int i = 0; i < 32; i++)
+                    p.dbg_out[(r0 + 8 * ((i >> 1) & 1)) * 64 + 8 * (i >> 2) + 2 * q4 + (i & 1)] = C.s[i];
             }
-        float mx0 = -INFINITY, mx1 = -INFINITY;
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            mx0 = fmaxf(mx0, fmaxf(sv[4 * i], sv[4 * i + 1]));
-            mx1 = fmaxf(mx1, fmaxf(sv[4 * i + 2], sv[4 * i + 3]));
+            hd_softmax(p, J, sm, C, t, 0, pos, pos_min, r0, q4, al);
+            const int nv = sm->nvalid[0];
+            if (nv < HD_KEYS) hd_zero_rows(gk0, nv, 0, tid);
+            hd_publish(sm, sp, sk0, C, 0, r0, q4, tid, pready0);
+            HD_T(0, 12, t);
+            hd_rescale(C, al);
+            hd_pin(C.o, 128);
+            hd_issue_pv_regs(C.o, C.ph, C.pl, sk0, 0); /* [PV_t] */
+            HD_WGMMA_WAIT(0); /* []: pay the stage at once, its reload is on the critical path */
+            hd_pin(C.o, 128);
+            hd_pay(empty0);
+            HD_T(0, 14, t);
+            if (u >= J.nt) break;
+            hd_take(sm, C, u, 1, r0, pready0 + 8u, full0 + 8u, al);
+            HD_T(0, 15, u);
+            const int nv1 = sm->nvalid[1];
+            if (nv1 < HD_KEYS) hd_zero_rows(gk1, nv1, 0, tid);
+            hd_rescale(C, al);
+            hd_pin(C.o, 128);
+            hd_issue_pv_smem(C.o, sp, sk1, 0); /* [PV_u lo, PV_u hi] */
+            if (t + 2 >= J.nt) {
+                HD_WGMMA_WAIT(0); /* [] */
+                hd_pin(C.o, 128);
+                hd_pay(empty0 + 8u);
+                break;
+            }
+            const uint32_t par = (uint32_t)(((t + 2) >> 1) & 1);
+            if (hd_mbar_test(full0, par)) { /* tile t+2 is in: S_{t+2} right behind P.V */
+                HD_T(0, 16, t + 2);
+                hd_issue_s(C.s, sq, sk0); /* [PV_u lo, PV_u hi, S_{t+2}] */
+                HD_WGMMA_WAIT(1);         /* [S_{t+2}] */
+                hd_pin(C.o, 128);
+                hd_pay(empty0 + 8u);
+                HD_T(0, 14, u);
+            } else { /* not yet: pay stage 1 first (consumer 1 waits for its reload) */
+                HD_WGMMA_WAIT(0); /* [] */
+                hd_pin(C.o, 128);
+                hd_pay(empty0 + 8u);
+                HD_T(0, 14, u);
+                hd_mbar_wait(full0, par);
+                HD_T(0, 16, t + 2);
+                hd_issue_s(C.s, sq, sk0); /* [S_{t+2}] */
+            }
+          }
         }
-        mx0 = hd_quad_max(mx0);
-        mx1 = hd_quad_max(mx1);
-        if (q4 == 0) {
-            sm->red[w][r0] = mx0;
-            sm->red[w][r0 + 8] = mx1;
-        }
-        HD_BAR(1, 256); /* both halves' maxima written; both P.V of tile n-1 done */
-        const float mn0 = fmaxf(m_run[0], fmaxf(mx0, sm->red[1 - w][r0]));
-        const float mn1 = fmaxf(m_run[1], fmaxf(mx1, sm->red[1 - w][r0 + 8]));
-        const float mu0 = mn0 == -INFINITY ? 0.f : mn0, mu1 = mn1 == -INFINITY ? 0.f : mn1;
-        const float al0 = exp2f(m_run[0] - mu0), al1 = exp2f(m_run[1] - mu1);
-        m_run[0] = mn0;
-        m_run[1] = mn1;
-        float pv[16], ps0 = 0.f, ps1 = 0.f;
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            pv[4 * i + 0] = exp2f(sv[4 * i + 0] - mu0);
-            pv[4 * i + 1] = exp2f(sv[4 * i + 1] - mu0);
-            pv[4 * i + 2] = exp2f(sv[4 * i + 2] - mu1);
-            pv[4 * i + 3] = exp2f(sv[4 * i + 3] - mu1);
-            ps0 += pv[4 * i] + pv[4 * i + 1];
-            ps1 += pv[4 * i + 2] + pv[4 * i + 3];
-        }
-        l_run[0] = l_run[0] * al0 + ps0;
-        l_run[1] = l_run[1] * al1 + ps1;
-
-        if (p.dbg) { /* stage test: raw S out, P := identity */
-#pragma unroll
-            for (int i = 0; i < 4; i++)
-#pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    const int r = r0 + 8 * (e >> 1), j = 32 * w + 8 * i + 2 * q4 + (e & 1);
-                    p.dbg_out[r * 64 + j] = s[4 * i + e];
-                    pv[4 * i + e] = r == j ? 1.f : 0.f;
+    } else {
+        /* ---------------- consumer 1: odd tiles ---------------- */
+        int t = 0;
+        if (J.nt > 1) {
+            hd_mbar_wait(full0 + 8u, 0);
+            HD_T(1, 16, 1);
+            hd_issue_s(C.s, sq, sk1); /* [S_1] */
+            for (;; t += 2) { /* pending: [S_u] */
+                const int u = t + 1;
+                hd_take(sm, C, t, 0, r0, pready0, full0, al);
+                HD_T(1, 15, t);
+                const int nv = sm->nvalid[0];
+                if (nv < HD_KEYS) hd_zero_rows(gk0, nv, 1, tid);
+                /* S_u first: touching O with any wgmma in flight makes ptxas serialize them all
+                 * (S_u ends about when P_t is ready anyway: both S of the pair run first) */
+                HD_WGMMA_WAIT(0); /* [] */
+                hd_pin(C.s, 32);
+                hd_pin(C.o, 128);
+                HD_T(1, 11, u);
+                hd_rescale(C, al);
+                hd_pin(C.o, 128);
+                hd_issue_pv_smem(C.o, sp, sk0, 1); /* [PV_t lo, PV_t hi] */
+                hd_softmax(p, J, sm, C, u, 1, pos, pos_min, r0, q4, al);
+                const int nv1 = sm->nvalid[1];
+                if (nv1 < HD_KEYS) hd_zero_rows(gk1, nv1, 1, tid);
+                HD_WGMMA_WAIT(1); /* [PV_t hi]: the P tile is free */
+                hd_publish(sm, sp, sk1, C, 1, r0, q4, tid, pready0 + 8u);
+                HD_T(1, 12, u);
+                HD_WGMMA_WAIT(0); /* [] */
+                hd_pin(C.o, 128);
+                hd_pay(empty0);
+                HD_T(1, 14, t);
+                hd_rescale(C, al);
+                hd_pin(C.o, 128);
+                hd_issue_pv_regs(C.o, C.ph, C.pl, sk1, 1); /* [PV_u] */
+                HD_WGMMA_WAIT(0);                          /* [] */
+                hd_pin(C.o, 128);
+                hd_pay(empty0 + 8u);
+                HD_T(1, 14, u);
+                if (u + 2 >= J.nt) {
+                    t += 2;
+                    break;
                 }
+                hd_mbar_wait(full0 + 8u, (uint32_t)(((u + 2) >> 1) & 1));
+                HD_T(1, 16, u + 2);
+                hd_issue_s(C.s, sq, sk1); /* [S_{u+2}] */
+            }
         }
-
-        /* P (bf16) into the shared P tile: row r, key j at r*128 + ((j/8 ^ r%8) * 16) + (j%8)*2 */
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const int sw = ((4 * w + i) ^ (r0 & 7)) << 4; /* (r0 + 8) % 8 == r0 % 8 */
-            *(uint32_t *)(gbase + HD_SP + r0 * 128 + sw + q4 * 4) = pack_bf16x2(pv[4 * i], pv[4 * i + 1]);
-            *(uint32_t *)(gbase + HD_SP + (r0 + 8) * 128 + sw + q4 * 4) = pack_bf16x2(pv[4 * i + 2], pv[4 * i + 3]);
-        }
-        hd_fence_proxy_async(); /* generic stores of P before the async-proxy (wgmma) reads */
-        HD_BAR(2, 256);    /* both halves of P written */
-
-#pragma unroll
-        for (int i = 0; i < 32; i++) {
-            o[4 * i + 0] *= al0;
-            o[4 * i + 1] *= al0;
-            o[4 * i + 2] *= al1;
-            o[4 * i + 3] *= al1;
-        }
-        hd_pin(o, 128);
-        hd_issue_pv(o, sp, sk, w);
-        /* Each branch ends with no wgmma group pending, so ptxas sees no accumulator read
-         * while a group is in flight on any path. */
-        if (n + 1 < J.nt) { /* next S right behind P.V: the tensor cores stay busy */
-            const int st1 = (n + 1) & 1;
-            hd_mbar_wait(full0 + 8u * st1, (uint32_t)(((n + 1) >> 1) & 1));
-            hd_issue_s(s, sq, sbase + (st1 ? HD_SK1 : HD_SK0), w);
-            HD_WGMMA_WAIT(1); /* P.V of tile n done (groups complete in order) */
-            hd_pin(o, 128);
-            hd_fence_proxy_async();
-            hd_mbar_arrive(empty0 + 8u * st); /* stage st free for the producer */
-            HD_WGMMA_WAIT(0);                 /* S of tile n+1 done */
-            hd_pin(s, 16);
-        } else {
+        if (t < J.nt) { /* a last even tile without a partner: [] */
+            hd_take(sm, C, t, 0, r0, pready0, full0, al);
+            const int nv = sm->nvalid[0];
+            if (nv < HD_KEYS) hd_zero_rows(gk0, nv, 1, tid);
+            hd_rescale(C, al);
+            hd_pin(C.o, 128);
+            hd_issue_pv_smem(C.o, sp, sk0, 1); /* [PV_t] */
             HD_WGMMA_WAIT(0);
-            hd_pin(o, 128);
-            hd_fence_proxy_async();
-            hd_mbar_arrive(empty0 + 8u * st);
+            hd_pin(C.o, 128);
+            hd_pay(empty0);
         }
     }
 
@@ -499,28 +872,30 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
             for (int i = 0; i < 32; i++)
 #pragma unroll
                 for (int e = 0; e < 4; e++)
-                    p.dbg_out[4096 + (r0 + 8 * (e >> 1)) * 512 + 256 * w + 8 * i + 2 * q4 + (e & 1)] = o[4 * i + e];
+                    p.dbg_out[4096 + (r0 + 8 * (e >> 1)) * 512 + 256 * c + 8 * i + 2 * q4 + (e & 1)] = C.o[4 * i + e];
         }
         return;
     }
+    float *const o = C.o, *const m_run = C.m_run, *const l_run = C.l_run;
 
-    /* row sums: the quad, then both halves (each consumer has the same m) */
+    /* row sums: the quad, then both consumers (same m in both) */
     float l0 = hd_quad_sum(l_run[0]), l1 = hd_quad_sum(l_run[1]);
+    HD_BAR(1, 256); /* both consumers are past their last read of xm */
     if (q4 == 0) {
-        sm->red[w][r0] = l0;
-        sm->red[w][r0 + 8] = l1;
+        sm->xm[c][r0] = l0;
+        sm->xm[c][r0 + 8] = l1;
     }
     HD_BAR(1, 256);
     float lt[2];
-    lt[0] = l0 + sm->red[1 - w][r0];
-    lt[1] = l1 + sm->red[1 - w][r0 + 8];
+    lt[0] = l0 + sm->xm[1 - c][r0];
+    lt[1] = l1 + sm->xm[1 - c][r0 + 8];
 
 #pragma unroll
     for (int e = 0; e < 2; e++) {
         if (!rv[e]) continue;
         const int t = tt[e], h = hh[e];
         const float inv_l = lt[e] > 0.f ? 1.f / lt[e] : 0.f;
-        const int cbase = 256 * w + 2 * q4;
+        const int cbase = 256 * c + 2 * q4;
         if (p.nsplit == 1) {
             float f = inv_l, lse = INFINITY;
             if (lt[e] > 0.f) {
@@ -531,22 +906,22 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
 #pragma unroll
             for (int i = 0; i < 32; i++)
                 *(uint32_t *)(orow + 8 * i) = pack_bf16x2(o[4 * i + 2 * e] * f, o[4 * i + 2 * e + 1] * f);
-            if (p.lse && w == 0 && q4 == 0) p.lse[(int64_t)t * p.lse_st + h] = lse;
+            if (p.lse && c == 0 && q4 == 0) p.lse[(int64_t)t * p.lse_st + h] = lse;
         } else {
             const int64_t prow = ((int64_t)J.split * p.T + t) * p.H + h;
             float *po = p.ws_o + prow * HD_DV + cbase;
 #pragma unroll
             for (int i = 0; i < 32; i++)
                 *(float2 *)(po + 8 * i) = make_float2(o[4 * i + 2 * e] * inv_l, o[4 * i + 2 * e + 1] * inv_l);
-            if (w == 0 && q4 == 0) p.ws_lse[prow] = lt[e] > 0.f ? m_run[e] + log2f(lt[e]) : -INFINITY;
+            if (c == 0 && q4 == 0) p.ws_lse[prow] = lt[e] > 0.f ? m_run[e] + log2f(lt[e]) : -INFINITY;
         }
     }
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* v1: kernel                                                                                  */
+/* Kernel                                                                                      */
 
-__global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v1(const hd_params p) {
+__global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v6(const __grid_constant__ hd_params p) {
     extern __shared__ __align__(1024) uint8_t hd_smem_raw[];
     hd_job J;
     if (!hd_find_job(p, &J)) return; /* uniform over the CTA */
@@ -559,10 +934,12 @@ __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v1(const hd_pa
 
     if (threadIdx.x == 0) {
         for (int i = 0; i < 2; i++) {
-            hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, full) + 8u * i, 64);
+            hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, full) + 8u * i, p.tma ? 1 : 64);
             hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, empty) + 8u * i, 256);
         }
         hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, qfull), 64);
+        for (int i = 0; i < 2; i++) hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, pready) + 8u * i, 128);
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); /* visible to the TMA unit */
     }
     __syncthreads();
 
@@ -643,6 +1020,35 @@ static int hd_auto_splits(const mla_ctx *ctx, const mla_decode_args *a) {
 
 static size_t hd_align(size_t x) { return (x + 255) & ~(size_t)255; }
 
+/* cuTensorMapEncodeTiled through the runtime's driver entry point (no link against libcuda) */
+typedef CUresult (*hd_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *, const cuuint64_t *,
+                                 const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                 CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+static hd_encode_fn hd_load_encode(void) {
+    void *f = NULL;
+    cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    return (hd_encode_fn)f;
+}
+
+/* The cache as a 3-D tensor [num_pages][page_size][576] bf16 (strides 1152 B, page_stride B),
+ * box 64 columns x 64 rows x 1 page in the 128-byte swizzle: one box = one smem chunk.
+ * 1 when the map was made (page_size % 64 == 0 and the driver accepts it), else 0. */
+static int hd_make_kv_map(const mla_decode_args *a, CUtensorMap *map) {
+    static const hd_encode_fn encode = hd_load_encode();
+    if (!encode || a->cache.page_size % HD_KEYS != 0 || a->cache.num_pages < 1) return 0;
+    const cuuint64_t dim[3] = {(cuuint64_t)HD_DK, (cuuint64_t)a->cache.page_size, (cuuint64_t)a->cache.num_pages};
+    const cuuint64_t stride[2] = {(cuuint64_t)HD_ROW_BYTES, (cuuint64_t)a->cache.page_stride};
+    const cuuint32_t box[3] = {64, HD_KEYS, 1}, estride[3] = {1, 1, 1};
+    return encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, (void *)a->cache.base, dim, stride, box, estride,
+                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
 static size_t hd_ws_bytes(const mla_decode_args *a, int nsplit) {
     if (nsplit <= 1 || a->num_tokens <= 0) return 0;
     const size_t rows = (size_t)a->num_tokens * (size_t)a->num_heads * (size_t)nsplit;
@@ -722,6 +1128,7 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     p.lse_st = a->lse_stride_t ? a->lse_stride_t : p.H;
     p.dbg_out = dbg;
     if (p.B < 1) return MLA_OK;
+    p.tma = hd_make_kv_map(a, &p.kv_map);
 
     const size_t need = hd_ws_bytes(a, nsplit);
     if (need) {
@@ -736,11 +1143,11 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     }
 
     cudaStream_t stream = mla_cuda_stream(ctx);
-    MLA_CUDA_TRY(ctx, cudaFuncSetAttribute(hd_decode_kernel_v1, cudaFuncAttributeMaxDynamicSharedMemorySize, HD_SMEM_BYTES),
+    MLA_CUDA_TRY(ctx, cudaFuncSetAttribute(hd_decode_kernel_v6, cudaFuncAttributeMaxDynamicSharedMemorySize, HD_SMEM_BYTES),
                  "decode (hopper): shared memory attribute");
     const int64_t slots = (int64_t)p.T * p.H / HD_ROWS + p.B;
     dim3 grid(dbg ? 1u : (unsigned)slots, (unsigned)nsplit, 1u);
-    hd_decode_kernel_v1<<<grid, HD_THREADS, HD_SMEM_BYTES, stream>>>(p);
+    hd_decode_kernel_v6<<<grid, HD_THREADS, HD_SMEM_BYTES, stream>>>(p);
     MLA_CUDA_LAUNCHED(ctx, "decode (hopper) kernel");
     if (nsplit > 1) {
         const int64_t TH = (int64_t)p.T * p.H;
@@ -759,4 +1166,28 @@ extern "C" mla_status mla_cuda_decode_hopper(mla_ctx *ctx, const mla_decode_args
 extern "C" mla_status mla_cuda_decode_hopper_stage(mla_ctx *ctx, const mla_decode_args *a, float *dbg) {
     if (!dbg) return mla_core_fail(ctx, MLA_ERR_INVALID_ARG, "decode (hopper stage test): dbg is NULL");
     return hd_run(ctx, a, 1, dbg);
+}
+
+/* Trace hook (tests): writes "role event tile clock" lines of the last traced launch to path.
+ * -1 when the library was built without -DHD_TRACE. */
+extern "C" int mla_cuda_decode_hopper_trace_dump(const char *path) {
+#ifdef HD_TRACE
+    static unsigned long long buf[3][HD_TRACE_N][2];
+    int cnt[3];
+    if (cudaDeviceSynchronize() != cudaSuccess || cudaMemcpyFromSymbol(buf, hd_trace_buf, sizeof buf) != cudaSuccess ||
+        cudaMemcpyFromSymbol(cnt, hd_trace_cnt, sizeof cnt) != cudaSuccess)
+        return -1;
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    for (int r = 0; r < 3; r++)
+        for (int i = 0; i < cnt[r] && i < HD_TRACE_N; i++)
+            fprintf(f, "%d %u %u %llu\n", r, (unsigned)(buf[r][i][0] >> 32), (unsigned)(buf[r][i][0] & 0xffffffffu), buf[r][i][1]);
+    fclose(f);
+    const int zero[3] = {0, 0, 0};
+    cudaMemcpyToSymbol(hd_trace_cnt, zero, sizeof zero);
+    return 0;
+#else
+    (void)path;
+    return -1;
+#endif
 }

@@ -32,11 +32,15 @@ size_t mla_cuda_decode_hopper_workspace_ex(const mla_ctx *ctx, const mla_decode_
 mla_status mla_cuda_decode_hopper_ex(mla_ctx *ctx, const mla_decode_args *a, int num_splits);
 /* Stage test: runs one CTA (request 0, row block 0, first key tile only) and writes to the
  * device buffer dbg (f32, 64*64 + 64*512 values):
- *   dbg[r*64 + j]          = raw S = q_r . k_j over 576 dims (tensor cores, before scale/mask)
+ *   dbg[r*64 + j]          = raw S = q_r . k_j over 576 dims (tensor cores, before scale/mask);
+ *                            unspecified for keys j >= seq_len (masked later)
  *   dbg[4096 + r*512 + c]  = raw O after one P.V with P forced to the identity (P[r][j] = r==j),
  *                            i.e. the cache row of key r, column c (0 for keys past seq_len).
  * Row r of the block is (token r / H, head r % H) of request 0. Nothing else is written. */
 mla_status mla_cuda_decode_hopper_stage(mla_ctx *ctx, const mla_decode_args *a, float *dbg);
+/* Timeline of one CTA of the last launches ("role event tile clock" lines) into path; -1 unless
+ * decode_hopper.cu was built with -DHD_TRACE (a profiling aid, off in normal builds). */
+int mla_cuda_decode_hopper_trace_dump(const char *path);
 
 #ifdef __cplusplus
 }
