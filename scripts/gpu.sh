@@ -30,7 +30,8 @@ export MLA_COMMIT=$(cat golden/COMMIT 2>/dev/null || echo unknown)
 run_test() { # name, command...
   local name=$1; shift
   local t=$(date +%s)
-  "$@" > "$OUT/$name.log" 2>&1; local rc=$?
+  timeout "${TEST_TIMEOUT:-150}" "$@" > "$OUT/$name.log" 2>&1; local rc=$?
+  [ $rc = 124 ] && echo "TIMEOUT $name after ${TEST_TIMEOUT:-150} s" >> "$OUT/$name.log"
   local last=$(grep -E "^[0-9]+ passed, [0-9]+ failed" "$OUT/$name.log" | tail -1)
   summary+=("$(printf '%-28s rc=%-3s %-40s %ss' "$name" "$rc" "${last:-no summary}" "$(( $(date +%s) - t ))")")
   grep -E "^FAIL" "$OUT/$name.log" | head -8
