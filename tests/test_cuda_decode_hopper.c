@@ -1,5 +1,6 @@
-/* The Hopper wgmma decode kernel (src/cuda/decode_hopper.cu, SPEC 4.1, MLA_KV_BF16) against a
- * float64 reference written here (not the CPU backend), on inputs from a seeded generator:
+/* The Hopper wgmma decode kernel (src/cuda/decode_hopper.cu, SPEC 4.1, MLA_KV_BF16 and MLA_KV_FP8)
+ * against a float64 reference written here (not the CPU backend; FP8: over the dequantized cache
+ * e4m3 * scale), on inputs from a seeded generator:
  *   - stage tests first: raw S = Q K^T of one tile (K-major wgmma descriptors, the cp.async
  *     swizzled loads, the accumulator layout) and raw O after P.V with P = identity (the
  *     transposed V descriptor), so a layout bug is named before the full cases fail;
@@ -7,15 +8,22 @@
  *     1000, 4097; page 64, 128 and 1, 16, 100, 192; causal and not; sink (with +-inf); padded
  *     strides; an out-of-range page id; NaN in every unused slot, page and padding; automatic and
  *     forced split counts; out bf16 by MLA_TOL_OUT, lse by MLA_TOL_LSE (+inf rows identical),
- *     padding of out and lse untouched, one case run twice for identical bytes.
+ *     padding of out and lse untouched, one case run twice for identical bytes;
+ *   - FP8 (656-byte rows): the same checks with the writer's power-of-two scales (the kernel's fast
+ *     path), with scales that are not powers of two everywhere (its exact program) or only in two
+ *     tiles of each request (the CTAs holding them take the exact program, the others not), pages
+ *     64, 128 (TMA) and 1, 16, 61, 100 (cp.async), NaN bytes (e4m3 NaN, NaN scales, NaN rope) in
+ *     every unused slot and page.
  * No CUDA device or no SM 9.0: one SKIP line. MLA_TEST_QUICK=1: a reduced set.
- * MLA_BENCH_HOPPER=1: also times b=128 h=128 s_q=2 seq 4096/8192, b=128 h=16 s_q=1 seq 16384 and
- * a small batch (cudaEvents, 256 MB L2 flush between runs, median of 20): TFLOPS and TB/s;
+ * MLA_BENCH_HOPPER=1: also times BF16 and FP8 at b=128 h=128 s_q=2 seq 4K/8K/32K, b=128 h=16 s_q=1
+ * seq 16K and small batches (cudaEvents, 256 MB L2 flush between runs, median of 20): TFLOPS and
+ * TB/s (1152 or 656 B/token);
  * MLA_BENCH_HOPPER=2 times without the tests; MLA_BENCH_SEL=mask picks configurations;
  * MLA_HD_TRACE=prefix writes one CTA's timeline per configuration (library built -DHD_TRACE). */
 #include <limits.h>
 
 #include "harness.h"
+#include "core/numeric.h"
 
 #ifdef MLA_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -29,6 +37,7 @@ static int g_quick;
 #define DK 576
 #define DV 512
 #define BF16_NAN 0x7fc0u
+#define F8_ROW 656
 
 /* ------------------------------------------------------------------------------------------ */
 /* device memory (abort on failure: a harness problem, not a case result)                       */
@@ -79,10 +88,15 @@ typedef struct hcase {
     double scale;
     int nsplits, splits[4];  /* split settings to run (0 = automatic) */
     int twice;               /* run the first setting again: identical bytes */
+    int fp8;                 /* 1: MLA_KV_FP8 cache */
+    int scales;              /* FP8: 0 writer's powers of two; 1 amax/448 times a random factor (not powers
+                                of two) everywhere; 2 like 1 in tiles [x_tile, x_tile + 1] of each request only */
+    int x_tile;
 } hcase;
 
 static void case_name(const hcase *c, char *buf, size_t n) {
-    int k = snprintf(buf, n, "decode_hopper H=%d page=%d causal=%d q_len=[", c->H, c->page, c->causal);
+    int k = snprintf(buf, n, "decode_hopper %s H=%d page=%d causal=%d q_len=[", c->fp8 ? "fp8" : "bf16", c->H, c->page,
+                     c->causal);
     for (int i = 0; i < c->B && k > 0 && (size_t)k < n; i++) k += snprintf(buf + k, n - (size_t)k, "%s%d", i ? "," : "", c->qlen[i]);
     if (k > 0 && (size_t)k < n) k += snprintf(buf + k, n - (size_t)k, "] seq=[");
     for (int i = 0; i < c->B && k > 0 && (size_t)k < n; i++) k += snprintf(buf + k, n - (size_t)k, "%s%d", i ? "," : "", c->seq[i]);
@@ -93,6 +107,8 @@ static void case_name(const hcase *c, char *buf, size_t n) {
         k += snprintf(buf + k, n - (size_t)k, "%s%s", i ? "," : "", c->splits[i] ? "" : "auto");
     for (int i = 0; i < c->nsplits && k > 0 && (size_t)k < n; i++)
         if (c->splits[i]) k += snprintf(buf + k, n - (size_t)k, "%d ", c->splits[i]);
+    if (c->fp8 && k > 0 && (size_t)k < n)
+        snprintf(buf + k, n - (size_t)k, " scales=%s", c->scales == 0 ? "pow2" : (c->scales == 1 ? "any" : "mixed"));
 }
 
 /* The host side of a case: every input in host memory plus its float copy for the reference. */
@@ -108,6 +124,34 @@ typedef struct hdata {
     int32_t *bt;             /* [B, bt_stride] */
     float *sink;             /* [H] or NULL */
 } hdata;
+
+/* One MLA_KV_FP8 row of token j (656 B at row) and its dequantized values (rf[576]): latent
+ * quantized per 128-column tile as SPEC 3 (scale = pow2_scale(amax), e = e4m3(x / scale)) or, for
+ * the other scale modes, with scale = amax / 448 * (1 + u), u random in [0, 1) (not a power of
+ * two); rope bf16. Value = e4m3 * scale. */
+static void make_fp8_row(h_rng *r, const hcase *c, int j, uint8_t *row, float *rf) {
+    const int any = c->scales == 1 || (c->scales == 2 && j / 64 >= c->x_tile && j / 64 <= c->x_tile + 1);
+    for (int t = 0; t < 4; t++) {
+        float x[128], amax = 0.f;
+        const double mag = 0.25 + 2.0 * h_uniform(r); /* tiles of different magnitude */
+        for (int i = 0; i < 128; i++) {
+            x[i] = (float)(h_normal(r) * mag);
+            if (fabsf(x[i]) > amax) amax = fabsf(x[i]);
+        }
+        const float s = any ? amax / 448.0f * (float)(1.0 + h_uniform(r)) : pow2_scale_ref(amax);
+        memcpy(row + 512 + 4 * t, &s, 4);
+        for (int i = 0; i < 128; i++) {
+            const uint8_t e = f32_to_e4m3_ref(x[i] / s);
+            row[128 * t + i] = e;
+            rf[128 * t + i] = (float)((double)e4m3_to_f32_ref(e) * (double)s);
+        }
+    }
+    for (int x = 0; x < 64; x++) {
+        const uint16_t v = bf16_of(h_normal(r));
+        memcpy(row + 528 + 2 * x, &v, 2);
+        rf[512 + x] = mla_bf16_to_f32(v);
+    }
+}
 
 static void make_data(h_rng *r, const hcase *c, hdata *d) {
     memset(d, 0, sizeof *d);
@@ -157,10 +201,12 @@ static void make_data(h_rng *r, const hcase *c, hdata *d) {
         for (int b = 1; b < c->B; b++) if (np[b] > np[bb]) bb = b;
         if (np[bb] > 0) d->bt[bb * d->bt_stride + np[bb] / 2] = (np[bb] & 1) ? -1 : d->num_pages + 5;
     }
-    d->page_stride = (int64_t)P * 1152 + c->page_pad;
+    const int rowb = c->fp8 ? F8_ROW : 1152;
+    d->page_stride = (int64_t)P * rowb + c->page_pad;
     const size_t pool_n = (size_t)d->num_pages * (size_t)d->page_stride;
     d->pool = (uint8_t *)h_alloc(pool_n);
-    fill_u16((uint16_t *)d->pool, pool_n / 2, BF16_NAN);
+    if (c->fp8) memset(d->pool, 0xff, pool_n); /* e4m3 NaN, f32 NaN scales, bf16 NaN rope */
+    else fill_u16((uint16_t *)d->pool, pool_n / 2, BF16_NAN);
     const size_t kvf_n = (size_t)d->num_pages * P * DK;
     d->kvf = (float *)h_alloc(sizeof(float) * kvf_n);
     for (size_t i = 0; i < kvf_n; i++) d->kvf[i] = NAN;
@@ -168,8 +214,13 @@ static void make_data(h_rng *r, const hcase *c, hdata *d) {
         for (int j = 0; j < c->seq[b]; j++) {
             int32_t pg = d->bt[b * d->bt_stride + j / P];
             if (pg < 0 || pg >= d->num_pages) continue;
-            uint16_t *row = (uint16_t *)(d->pool + (int64_t)pg * d->page_stride + (int64_t)(j % P) * 1152);
+            uint8_t *rowp = d->pool + (int64_t)pg * d->page_stride + (int64_t)(j % P) * rowb;
             float *rf = d->kvf + ((int64_t)pg * P + j % P) * DK;
+            if (c->fp8) {
+                make_fp8_row(r, c, j, rowp, rf);
+                continue;
+            }
+            uint16_t *row = (uint16_t *)rowp;
             for (int x = 0; x < DK; x++) {
                 row[x] = bf16_of(h_normal(r));
                 rf[x] = mla_bf16_to_f32(row[x]);
@@ -288,7 +339,7 @@ static void run_case(h_rng *r, const hcase *c) {
     a.cache.page_stride = d.page_stride;
     a.cache.page_size = c->page;
     a.cache.num_pages = d.num_pages;
-    a.cache.format = MLA_KV_BF16;
+    a.cache.format = c->fp8 ? MLA_KV_FP8 : MLA_KV_BF16;
     a.batch.num_requests = c->B;
     a.batch.q_offsets = (const int32_t *)d_qoff;
     a.batch.seq_lens = (const int32_t *)d_seq;
@@ -397,11 +448,13 @@ static void print_corner(const char *what, const float *g, const double *ref, in
     }
 }
 
-static void stage_test(h_rng *r, int H, int qlen, int seq) {
+static void stage_test(h_rng *r, int H, int qlen, int seq, int fp8, int scales) {
     hcase c;
     memset(&c, 0, sizeof c);
     c.B = 1; c.qlen[0] = qlen; c.seq[0] = seq; c.H = H; c.page = 64; c.scale = 0.1;
-    h_begin("decode_hopper stage: S = Q K^T and O = I.V of one tile (H=%d q_len=%d seq=%d)", H, qlen, seq);
+    c.fp8 = fp8; c.scales = scales;
+    h_begin("decode_hopper stage: S = Q K^T and O = I.V of one tile (%s%s H=%d q_len=%d seq=%d)", fp8 ? "fp8" : "bf16",
+            fp8 ? (scales ? " scales=any" : " scales=pow2") : "", H, qlen, seq);
     hdata d;
     make_data(r, &c, &d);
     const int nq = qlen * H < 64 ? qlen * H : 64;
@@ -435,7 +488,7 @@ static void stage_test(h_rng *r, int H, int qlen, int seq) {
     memset(&a, 0, sizeof a);
     a.num_tokens = d.T; a.num_heads = H; a.q = d_q;
     a.cache.base = d_pool; a.cache.page_stride = d.page_stride; a.cache.page_size = 64;
-    a.cache.num_pages = d.num_pages; a.cache.format = MLA_KV_BF16;
+    a.cache.num_pages = d.num_pages; a.cache.format = fp8 ? MLA_KV_FP8 : MLA_KV_BF16;
     a.batch.num_requests = 1; a.batch.q_offsets = (const int32_t *)d_qoff; a.batch.seq_lens = (const int32_t *)d_seq;
     a.batch.block_table = (const int32_t *)d_bt; a.batch.bt_stride = d.bt_stride;
     a.scale = 0.1f; a.out = (uint16_t *)d_out;
@@ -450,7 +503,9 @@ static void stage_test(h_rng *r, int H, int qlen, int seq) {
          * there; those keys are masked before the softmax): compare keys < seq_len only */
         for (int rr = 0; rr < 64; rr++)
             for (int j = seq; j < 64; j++) g[rr * 64 + j] = 0.0f;
-        const mla_tol tol_s = {1e-2, 1e-3, 1e-6}, tol_o = {0, 0, 0};
+        /* O exact, except with scales that are not powers of two (the exact program's P = 1 * scale
+         * as two bf16 terms: 2^-17 relative) */
+        const mla_tol tol_s = {1e-2, 1e-3, 1e-6}, tol_o = {fp8 && scales ? 1e-5 : 0, fp8 && scales ? 1e-5 : 0, 0};
         mla_cmp cm;
         char s[320];
         if (!mla_compare(g, s_ref, 64 * 64, tol_s, &cm)) {
@@ -488,9 +543,99 @@ static hcase mk(int H, int page, int causal, int B, const int *qlen, const int *
     return c;
 }
 
+static void run_fp8(h_rng *r) {
+    /* sweep with the writer's power-of-two scales: H x seq_len, pages rotating over TMA (64, 128)
+     * and cp.async (16, 61) */
+    static const int Hs[4] = {1, 16, 64, 128};
+    static const int Ss[5] = {1, 63, 65, 1000, 4097};
+    static const int Ps[4] = {64, 61, 128, 16};
+    int k = 0;
+    for (int hi = 0; hi < 4; hi++)
+        for (int si = 0; si < 5; si++, k++) {
+            const int H = Hs[hi], S = Ss[si];
+            if (g_quick && !((H == 16 && S == 65) || (H == 128 && S == 1000))) continue;
+            const int sq = 1 + (k & 1);
+            int q[2], s[2];
+            s[0] = S;
+            q[0] = sq < S ? sq : S;
+            q[1] = (k % 3 == 1) ? 0 : 1;
+            s[1] = S / 2 + 1;
+            hcase c = mk(H, Ps[k % 4], (k % 4) != 3, 2, q, s);
+            c.fp8 = 1;
+            c.sink_mode = (k % 3 == 0);
+            c.splits[0] = (k % 5 == 4) ? 1 : 0;
+            run_case(r, &c);
+        }
+    { /* scales not powers of two everywhere: the exact program from the first tile (TMA, cp.async) */
+        const int q[2] = {2, 1}, s[2] = {1000, 130};
+        hcase c = mk(16, 64, 1, 2, q, s);
+        c.fp8 = 1; c.scales = 1; c.sink_mode = 1;
+        c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
+        run_case(r, &c);
+        c.H = 128; c.page = 61;
+        if (!g_quick) run_case(r, &c);
+    }
+    { /* mixed (unsplit first): tiles x_tile, x_tile + 1 of each request (request 0: 13 tiles,
+       * request 1: 8) have scales that are not powers of two: tiles 5, 6; 6, 7; and the unpaired
+       * last tile 12 of request 0 only (request 1 stays on the seesaw). The split runs put the
+       * other tiles in CTAs of their own. */
+        const int q[2] = {2, 1}, s[2] = {800, 500};
+        hcase c = mk(128, 64, 1, 2, q, s);
+        c.fp8 = 1; c.scales = 2; c.x_tile = 5;
+        c.nsplits = 2; c.splits[0] = 1; c.splits[1] = 0;
+        c.twice = 1;
+        run_case(r, &c);
+        if (g_quick) return;
+        c.x_tile = 6; c.H = 16; c.page = 128;
+        run_case(r, &c);
+        c.x_tile = 12; c.page = 16;
+        run_case(r, &c);
+    }
+    { /* ragged with q_len 0 and empty requests, an out-of-range page id, page 1 */
+        const int q[5] = {2, 0, 1, 3, 1}, s[5] = {70, 0, 1, 300, 0};
+        hcase c = mk(16, 64, 1, 5, q, s);
+        c.fp8 = 1; c.sink_mode = 1;
+        c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
+        c.twice = 1;
+        run_case(r, &c);
+        c.page = 1;
+        run_case(r, &c);
+    }
+    { /* an out-of-range page id inside the used range (TMA and cp.async) */
+        const int q[2] = {2, 1}, s[2] = {1000, 130};
+        hcase c = mk(64, 64, 1, 2, q, s);
+        c.fp8 = 1; c.bad_page = 1;
+        c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
+        run_case(r, &c);
+        c.page = 100; c.scales = 1;
+        run_case(r, &c);
+    }
+    { /* padded strides everywhere, sink with -inf / +inf; page 128 non-causal */
+        const int q[3] = {1, 2, 1}, s[3] = {129, 64, 700};
+        hcase c = mk(16, 64, 1, 3, q, s);
+        c.fp8 = 1;
+        c.pad_q = 8; c.pad_out = 6; c.pad_lse = 3; c.page_pad = 48;
+        c.sink_mode = 2;
+        c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
+        run_case(r, &c);
+        c.causal = 0; c.page = 128; c.scales = 2; c.x_tile = 2;
+        run_case(r, &c);
+    }
+    { /* one long request, H 128, s_q 2: automatic (many splits), unsplit, 7 splits */
+        const int q[1] = {2}, s[1] = {4097};
+        hcase c = mk(128, 64, 1, 1, q, s);
+        c.fp8 = 1;
+        c.nsplits = 3; c.splits[0] = 0; c.splits[1] = 1; c.splits[2] = 7;
+        run_case(r, &c);
+    }
+}
+
 static void run_all(h_rng *r) {
-    stage_test(r, 64, 1, 64);  /* a full tile */
-    stage_test(r, 16, 2, 40);  /* 32 query rows, 40 keys: zero rows on both sides */
+    stage_test(r, 64, 1, 64, 0, 0);  /* a full tile */
+    stage_test(r, 16, 2, 40, 0, 0);  /* 32 query rows, 40 keys: zero rows on both sides */
+    stage_test(r, 64, 1, 64, 1, 0);  /* FP8: dequantized in shared memory */
+    stage_test(r, 16, 2, 40, 1, 0);
+    stage_test(r, 64, 1, 50, 1, 1);  /* FP8, scales not powers of two: the exact program */
 
     /* sweep: every H x every seq_len, two requests, the options rotating */
     static const int Hs[5] = {1, 16, 64, 100, 128};
@@ -617,10 +762,12 @@ static int cmp_float(const void *x, const void *y) {
     return a < b ? -1 : a > b;
 }
 
-static void bench_one(h_rng *r, int B, int H, int sq, int seq) {
+/* fmt: 0 BF16, 1 FP8 (power-of-two scales: the fast path), 2 FP8 (other scales: the exact program) */
+static void bench_one(h_rng *r, int B, int H, int sq, int seq, int fmt) {
     const int T = B * sq, page = 64, ppr = (seq + page - 1) / page, npages = B * ppr;
-    const size_t pool_bytes = (size_t)npages * page * 1152, q_n = (size_t)T * H * DK;
-    const size_t flush_bytes = (size_t)256 << 20, chunk = (size_t)64 << 20;
+    const int rowb = fmt ? F8_ROW : 1152;
+    const size_t pool_bytes = (size_t)npages * page * rowb, q_n = (size_t)T * H * DK;
+    const size_t flush_bytes = (size_t)256 << 20, chunk = (size_t)rowb << 16; /* whole rows */
     int ok = 1;
     void *d_q = NULL, *d_pool = NULL, *d_bt = NULL, *d_qoff = NULL, *d_seq = NULL, *d_out = NULL, *d_lse = NULL;
     void *d_ws = NULL, *d_flush = NULL;
@@ -630,7 +777,22 @@ static void bench_one(h_rng *r, int B, int H, int sq, int seq) {
     int32_t *bt = (int32_t *)h_alloc(sizeof(int32_t) * (size_t)npages), *perm = (int32_t *)h_alloc(sizeof(int32_t) * (size_t)npages);
     int32_t *qoff = (int32_t *)h_alloc(sizeof(int32_t) * (size_t)(B + 1)), *seqs = (int32_t *)h_alloc(sizeof(int32_t) * (size_t)B);
     for (size_t i = 0; i < q_n; i++) hq[i] = bf16_of(h_uniform(r) * 4 - 2);
-    for (size_t i = 0; i < chunk / 2; i++) hc[i] = bf16_of(h_uniform(r) * 4 - 2);
+    if (fmt) { /* FP8 rows: the writer's quantization of uniform values (or scales times 1.37) */
+        for (size_t row = 0; row < chunk / F8_ROW; row++) {
+            uint8_t *rp = (uint8_t *)hc + row * F8_ROW;
+            for (int t = 0; t < 4; t++) {
+                const float sc = pow2_scale_ref(2.0f) * (fmt == 2 ? 1.37f : 1.0f);
+                memcpy(rp + 512 + 4 * t, &sc, 4);
+                for (int i = 0; i < 128; i++) rp[128 * t + i] = f32_to_e4m3_ref((float)(h_uniform(r) * 4 - 2) / sc);
+            }
+            for (int x = 0; x < 64; x++) {
+                const uint16_t v = bf16_of(h_uniform(r) * 4 - 2);
+                memcpy(rp + 528 + 2 * x, &v, 2);
+            }
+        }
+    } else {
+        for (size_t i = 0; i < chunk / 2; i++) hc[i] = bf16_of(h_uniform(r) * 4 - 2);
+    }
     for (int i = 0; i < npages; i++) perm[i] = i;
     for (int i = npages - 1; i > 0; i--) {
         int j = h_int(r, 0, i);
@@ -660,8 +822,8 @@ static void bench_one(h_rng *r, int B, int H, int sq, int seq) {
         mla_decode_args a;
         memset(&a, 0, sizeof a);
         a.num_tokens = T; a.num_heads = H; a.q = d_q;
-        a.cache.base = d_pool; a.cache.page_stride = (int64_t)page * 1152; a.cache.page_size = page;
-        a.cache.num_pages = npages; a.cache.format = MLA_KV_BF16;
+        a.cache.base = d_pool; a.cache.page_stride = (int64_t)page * rowb; a.cache.page_size = page;
+        a.cache.num_pages = npages; a.cache.format = fmt ? MLA_KV_FP8 : MLA_KV_BF16;
         a.batch.num_requests = B; a.batch.q_offsets = (const int32_t *)d_qoff; a.batch.seq_lens = (const int32_t *)d_seq;
         a.batch.block_table = (const int32_t *)d_bt; a.batch.bt_stride = ppr;
         a.causal = 1; a.scale = 0.1352338f; a.out = (uint16_t *)d_out; a.lse = (float *)d_lse;
@@ -689,7 +851,7 @@ static void bench_one(h_rng *r, int B, int H, int sq, int seq) {
             BCHECK(cudaMemsetAsync(d_flush, 1, flush_bytes, 0));
             if (mla_cuda_decode_hopper(g_gpu, &a) != MLA_OK) { printf("bench: %s\n", mla_ctx_last_error(g_gpu)); ok = 0; goto done; }
             char path[512];
-            snprintf(path, sizeof path, "%s.b%d_h%d_sq%d_s%d.txt", tr, B, H, sq, seq);
+            snprintf(path, sizeof path, "%s.%s_b%d_h%d_sq%d_s%d.txt", tr, fmt ? "fp8" : "bf16", B, H, sq, seq);
             printf("trace %s: %s\n", path, mla_cuda_decode_hopper_trace_dump(path) == 0 ? "written" : "not available");
         }
         BCHECK(cudaMemcpy(ho, d_out, sizeof ho, cudaMemcpyDeviceToHost));
@@ -698,13 +860,14 @@ static void bench_one(h_rng *r, int B, int H, int sq, int seq) {
         qsort(ms, 20, sizeof(float), cmp_float);
         const double t = 0.5 * (ms[9] + ms[10]) * 1e-3;
         const double flops = 2.0 * B * sq * H * (double)(DK + DV) * seq;
-        const double bytes = (double)B * seq * 1152 + (double)q_n * 2 + (double)T * H * DV * 2;
-        printf("bench b=%d h=%d s_q=%d seq=%d splits=%d: %.3f ms (min %.3f)  %.1f TFLOPS  %.2f TB/s%s\n", B, H, sq, seq, splits,
-               t * 1e3, ms[0], flops / t * 1e-12, bytes / t * 1e-12, finite ? "" : "  NON-FINITE OUTPUT");
+        const double bytes = (double)B * seq * rowb + (double)q_n * 2 + (double)T * H * DV * 2;
+        printf("bench %-9s b=%d h=%d s_q=%d seq=%d splits=%d: %.3f ms (min %.3f)  %.1f TFLOPS  %.2f TB/s%s\n",
+               fmt == 0 ? "bf16" : (fmt == 1 ? "fp8" : "fp8-exact"), B, H, sq, seq, splits, t * 1e3, ms[0],
+               flops / t * 1e-12, bytes / t * 1e-12, finite ? "" : "  NON-FINITE OUTPUT");
         fflush(stdout);
     }
 done:
-    if (!ok) printf("bench b=%d h=%d s_q=%d seq=%d: not timed\n", B, H, sq, seq);
+    if (!ok) printf("bench fmt=%d b=%d h=%d s_q=%d seq=%d: not timed\n", fmt, B, H, sq, seq);
     if (e0) cudaEventDestroy(e0);
     if (e1) cudaEventDestroy(e1);
     cudaFree(d_q); cudaFree(d_pool); cudaFree(d_bt); cudaFree(d_qoff); cudaFree(d_seq); cudaFree(d_out);
@@ -712,14 +875,19 @@ done:
     free(hq); free(hc); free(bt); free(perm); free(qoff); free(seqs);
 }
 
-/* MLA_BENCH_SEL: bit mask of the configurations below (default: all) */
+/* MLA_BENCH_SEL: bit mask of the configurations below (default 0x7f47: the issue's BF16 and FP8
+ * sets and one exact-program run) */
+#define NCFG 15
 static void bench_all(h_rng *r) {
-    static const int cfg[8][4] = {{128, 128, 2, 4096}, {128, 128, 2, 8192}, {128, 16, 1, 16384}, {2, 128, 1, 32768},
-                                  {8, 16, 1, 32768},   {128, 128, 2, 16384}, {128, 128, 2, 32768}, {128, 128, 1, 8192}};
+    static const int cfg[NCFG][5] = { /* B, H, s_q, seq, fmt */
+        {128, 128, 2, 4096, 0}, {128, 128, 2, 8192, 0}, {128, 16, 1, 16384, 0}, {2, 128, 1, 32768, 0},
+        {8, 16, 1, 32768, 0},   {128, 128, 2, 16384, 0}, {128, 128, 2, 32768, 0}, {128, 128, 1, 8192, 0},
+        {4, 128, 1, 32768, 0},  {128, 128, 2, 4096, 1}, {128, 128, 2, 8192, 1}, {128, 128, 2, 32768, 1},
+        {128, 16, 1, 16384, 1}, {4, 128, 1, 32768, 1},  {128, 128, 2, 8192, 2}};
     const char *se = getenv("MLA_BENCH_SEL");
-    const int sel = se ? (int)strtol(se, NULL, 0) : 0x1f;
-    for (int i = 0; i < 8; i++)
-        if (sel & (1 << i)) bench_one(r, cfg[i][0], cfg[i][1], cfg[i][2], cfg[i][3]);
+    const int sel = se ? (int)strtol(se, NULL, 0) : 0x7f47;
+    for (int i = 0; i < NCFG; i++)
+        if (sel & (1 << i)) bench_one(r, cfg[i][0], cfg[i][1], cfg[i][2], cfg[i][3], cfg[i][4]);
 }
 
 int main(void) {
@@ -754,7 +922,10 @@ int main(void) {
     h_rng r = {0x5eedd0c0de0001ull};
     const char *be = getenv("MLA_BENCH_HOPPER");
     const int bench = be ? atoi(be) : 0;
-    if (bench != 2) run_all(&r); /* MLA_BENCH_HOPPER=2: timing only */
+    if (bench != 2) { /* MLA_BENCH_HOPPER=2: timing only */
+        run_all(&r);
+        run_fp8(&r);
+    }
     if (bench) bench_all(&r);
     mla_ctx_destroy(g_gpu);
     return h_finish();

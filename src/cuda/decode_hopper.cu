@@ -1,5 +1,5 @@
-/* mla_decode on CUDA, Hopper (sm_90a) path: paged MLA_KV_BF16 latent cache -> out [T,H,512]
-   bf16, lse [T,H] f32 (spec 4.1). Entry points in decode_hopper.h; decode.cu dispatches here.
+/* mla_decode on CUDA, Hopper (sm_90a) path: paged MLA_KV_BF16 or MLA_KV_FP8 latent cache -> out
+   [T,H,512] bf16, lse [T,H] f32 (spec 4.1). Entry points in decode_hopper.h; decode.cu dispatches here.
    TFLOPS count 2*b*s_q*h*(576+512)*seqlen (FlashMLA's count; the P_hi + P_lo split below does
    1.47x that in tensor work). H100, b=128 h=128 s_q=2 seq 4K / 32K; b=128 h=16 s_q=1 16K:
      v1  wgmma from smem, cp.async producer (two warp pairs), two consumers splitting each
@@ -11,6 +11,21 @@
      v5  stages paid as soon as each P.V ends; P_lo read first (own group) 432 / 470 TF  2.97 TB/s
      v6  P by stmatrix, lazy running max (O rescaled only when the max grows by > 2^8)
                                                                         438 / 475 TF    2.97 TB/s
+     v7  MLA_KV_FP8 (656 B/token): the producer dequantizes in shared memory (see the FP8 section
+         of the producer); registers 56 producer / 224 consumers (BF16 unchanged). Measured on an
+         H200 (this version's session; H100 figures above), seq 4K / 8K / 32K, h=16 16K, b=4 h=128 32K:
+           BF16                                   448 / 468 / 435 TF  3.69 TB/s   339 TF
+           FP8, power-of-two scales               226 / 232 / 240 TF  1.08 TB/s   191 TF (656 B/token)
+           FP8, other scales (exact program)            188 TF at 8K
+         FP8 is producer-bound (HD_TRACE timeline, 4K): per pair of tiles ~17.8K cycles against
+         ~10.1K for BF16; per tile the dequantization of 64 rows takes ~3.9K cycles (128 threads,
+         ~700 instructions each; batching the shared loads and 56 instead of 40 registers did not
+         move it) and the raw tile lands ~3.7K cycles after conversion ends, because with two
+         in-place stages tile n+2 can only be loaded once consumer 1 has done P.V of tile n, which
+         follows S of tile n+1, which waits for tile n+1's conversion. Tried: f32 conversion path
+         (2 conversions + 2 f16->f32 per pair) -> f16 bit trick + bf16x2 multiply (1 conversion):
+         no change; early TMA issue (polled during conversion): no change; per-pair scale loads
+         from global -> one pre-scan per CTA + scales by TMA: +3%.
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
@@ -24,7 +39,7 @@
    seq_len, or under causal the last row's pos + 1) are cut into 64-key tiles and split y takes
    tiles [y*tps, (y+1)*tps), tps = ceil(tiles / nsplit).
 
-   Warpgroup 0 = producer (setmaxnreg 40). Warps 2-3 load Q by cp.async (zero rows past the
+   Warpgroup 0 = producer (setmaxnreg 56). Warps 2-3 load Q by cp.async (zero rows past the
    block). Key tiles, two stages (tile n in stage n & 1):
    - page_size % 64 == 0 (TMA path): one thread issues 9 TMA box copies (64 columns x 64 rows of
      one page, 128-byte swizzle) per tile onto the stage's "full" mbarrier, after the stage's
@@ -34,7 +49,9 @@
      its P.V (0 * NaN), the mask keeps them out of S.
    - otherwise: warp pairs 0-1 / 2-3 copy the even / odd tiles with cp.async, row by row through
      the block table (zero-fill for rows without a key), fence.proxy.async, arrive on "full".
-   Warpgroups 1, 2 = consumers c = 0, 1 (setmaxnreg 232): consumer c owns O[:, 256c, 256c+256)
+   MLA_KV_FP8: all four warps load raw tiles into the stage and dequantize them there (see the
+   FP8 section of the producer); the consumers are the same.
+   Warpgroups 1, 2 = consumers c = 0, 1 (setmaxnreg 224): consumer c owns O[:, 256c, 256c+256)
    (128 f32 registers per thread) and the tiles t with t % 2 == c (see hd_consumer):
      own tile:  S = Q K^T (36 x m64n64k16, Q and K K-major in smem), mask, running max (lazy),
                 P = exp2(S - m) as P_hi + P_lo fragments; P_hi -> the stage's rope chunk (dead
@@ -55,6 +72,7 @@
      K[0]   [73728,  147456)  stage 0: 64 keys x 576, 9 chunks (row r = key key0 + r)
      K[1]   [147456, 221184)  stage 1
      P      [221184, 229376)  P_lo of the last published tile: 64 rows x 64 keys bf16, one chunk
+                              (FP8 exact program: the scales, [64 keys][4] f32 per stage)
                               (P_hi goes to chunk 8 of the tile's stage, its rope columns)
      small  [229376, ...)     mbarriers, key-valid bits, exchanged row maxima, row addresses
    wgmma descriptors (64-bit): bits 0-13 addr>>4, 16-29 LBO>>4, 32-45 SBO>>4, 62-63 = 1 (128B).
@@ -92,8 +110,17 @@
 #define HD_SP (3 * HD_TILE)
 #define HD_BIG (HD_SP + HD_CHUNK) /* 229376 */
 #define HD_THREADS 384
-#define HD_PRODUCER_REGS 40
-#define HD_CONSUMER_REGS 232
+#define HD_PRODUCER_REGS 56     /* the FP8 conversion needs them (40: latency-bound, 2x slower) */
+#define HD_CONSUMER_REGS 224
+/* MLA_KV_FP8 (656-byte rows: 512 e4m3, 4 f32 scales, 64 bf16 rope) */
+#define HD_F8_ROW 656
+#define HD_F8_SCALES 512        /* byte offset of the 4 scales in a row */
+#define HD_F8_ROPE 528          /* byte offset of the rope */
+#define HD_F8_RAW (4 * HD_CHUNK) /* raw latent of a tile inside its stage: slot j (latent columns 64j..64j+63
+                                    of the 64 rows, 64 B per row) at stage + HD_F8_RAW + j * 4096 */
+#define HD_F8_SLOT 4096
+#define HD_F8_TX (8 * HD_F8_SLOT + HD_CHUNK + 1024) /* TMA bytes per tile: 8 latent slots, the rope chunk,
+                                                       the scales (64 rows x 16 B at the stage's start) */
 #define HD_LAZY 8.0f             /* lazy running max: see hd_softmax */
 #define HD_SMEM_LIMIT 232448    /* sharedMemPerBlockOptin on H100 / H200 (227 KB) */
 
@@ -108,6 +135,9 @@ typedef struct hd_small {
     float xm[2][HD_ROWS];       /* per stage: running row max after the tile (log2 units); at the
                                    end: per consumer, the row sums */
     const uint8_t *rows[2][HD_ROWS]; /* per producer pair: global address of each row or NULL */
+    uint64_t landed[2];         /* FP8 + TMA: mbarrier per stage, raw tile landed (1 arrival + tx bytes) */
+    int32_t mode[2];            /* FP8: per stage, 1 = the tile holds raw e4m3 values (scales not applied:
+                                   some scale of its pair is not a power of two) -> exact program */
 } hd_small;
 
 #define HD_SMEM_BYTES (1024 + HD_BIG + (int)sizeof(hd_small)) /* 1024: alignment slack */
@@ -119,14 +149,18 @@ static_assert(HD_SK0 % 1024 == 0 && HD_SK1 % 1024 == 0 && HD_SP % 1024 == 0, "10
 static_assert(HD_SMEM_BYTES <= HD_SMEM_LIMIT, "shared memory budget (227 KB per block)");
 static_assert(sizeof(hd_small) % 8 == 0 && HD_BIG % 8 == 0, "mbarrier alignment");
 static_assert(HD_ROWS * HD_C16 == 64 * 72, "a producer pair (64 threads) issues 72 copies each per tile");
-static_assert(HD_PRODUCER_REGS + 2 * HD_CONSUMER_REGS <= 65536 / 128 && HD_PRODUCER_REGS % 8 == 0 &&
+static_assert(HD_PRODUCER_REGS + 2 * HD_CONSUMER_REGS <= 3 * ((65536 / HD_THREADS) & ~7) && HD_PRODUCER_REGS % 8 == 0 &&
                   HD_CONSUMER_REGS % 8 == 0,
-              "setmaxnreg budget: 128 * (producer + 2 consumers) <= 64K registers");
+              "setmaxnreg budget: the CTA's registers at entry (384 x 168); more and setmaxnreg.inc waits forever");
 
 /* Kernel parameters: sizes, then pointers (shape in the comment), strides, derived values. */
 typedef struct hd_params {
-    CUtensorMap kv_map;         /* tma: the cache as [num_pages][page_size][576] bf16, box 64x64x1, 128B swizzle */
+    CUtensorMap kv_map;         /* tma: the cache as [num_pages][page_size][576] bf16, box 64x64x1, 128B swizzle;
+                                   FP8: [num_pages][page_size][656] bytes, box 64x64x1 (one latent slot), no swizzle */
+    CUtensorMap kv_map2;        /* FP8 tma: the same bytes, box 128x64x1 at column 528 (the rope), 128B swizzle */
+    CUtensorMap kv_map3;        /* FP8 tma: the same bytes, box 16x64x1 at column 512 (the scales), no swizzle */
     int32_t tma;                /* 1: key tiles by TMA (page_size % 64 == 0), 0: cp.async by two producer pairs */
+    int32_t fp8;                /* 1: MLA_KV_FP8 cache (656-byte rows), 0: MLA_KV_BF16 */
     int32_t B, T, H, causal;
     int32_t nsplit;             /* >= 1 */
     int32_t page_size, num_pages;
@@ -234,6 +268,12 @@ MLA_DEV void hd_stmatrix_x4(uint32_t addr, const uint32_t r[4]) {
                  : "memory");
 }
 MLA_DEV void hd_fence_proxy_async(void) { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+/* named barrier id over n threads that also ORs a predicate over them (all get the result) */
+#define HD_BAR_OR(id, n, x, out)                                                                   \
+    asm volatile("{\n .reg .pred a, b;\n setp.ne.u32 a, %1, 0;\n bar.red.or.pred b, %2, %3, a;\n selp.u32 %0, 1, 0, b;\n}\n" \
+                 : "=r"(out)                                                                      \
+                 : "r"(x), "n"(id), "n"(n)                                                        \
+                 : "memory")
 MLA_DEV void hd_wgmma_fence(void) { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 MLA_DEV void hd_wgmma_commit(void) { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 #define HD_WGMMA_WAIT(n) asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(n) : "memory")
@@ -311,6 +351,42 @@ MLA_DEV void hd_wgmma_n256t_r(float d[128], const uint32_t a[4], uint64_t db) {
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
 }
 
+/* D[64x128] += A[64x16] B[16x128]; A from registers (fragment as in hd_wgmma_n256t_r), B N-major
+ * (transpose bit) in smem: the exact program's P.V of one 128-column scale tile */
+MLA_DEV void hd_wgmma_n128t_r(float d[64], const uint32_t a[4], uint64_t db) {
+    asm volatile(
+        "{\n .reg .pred p;\n setp.ne.b32 p, %69, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+        "}, {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
+}
+
+/* D[64x64] = (first) / += A[64x16] B[16x64]; A from registers, B N-major (transpose bit) in smem */
+MLA_DEV void hd_wgmma_n64t_r(float d[32], const uint32_t a[4], uint64_t db, int acc) {
+    asm volatile(
+        "{\n .reg .pred p;\n setp.ne.b32 p, %37, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+        "}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(acc));
+}
 /* D[64x256] += A[64x16] B[16x256]; A K-major, B N-major (transpose bit), both in smem */
 MLA_DEV void hd_wgmma_n256t(float d[128], uint64_t da, uint64_t db) {
     asm volatile(
@@ -442,7 +518,250 @@ MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, 
     }
 }
 
-MLA_DEV void hd_producer(const hd_params &p, const hd_job &J, hd_small *sm, uint32_t sbase, uint32_t sm_u32, int tid) {
+/* ---- FP8 (MLA_KV_FP8) key tiles: all 128 producer threads ---------------------------------
+ * Per tile n (stage st = n & 1), once the stage's "empty" says both consumers are done with tile
+ * n-2, the raw rows land inside the stage itself: latent slot j (the 64 rows x 64 B of latent
+ * columns 64j..64j+63) at HD_F8_RAW + 4096 j, the rope straight into chunk 8 in its final
+ * swizzled layout, the scales (16 B per row) at the stage's start. TMA when page_size % 64 == 0
+ * (8 slot boxes, the rope box and the scales box on landed[st], issued by thread 0 as soon as the
+ * stage is free, polled between conversion phases; an L2 prefetch of tile n+2's 41984 contiguous
+ * bytes), else cp.async (41 pieces per row through the block table, zero-filled where no key).
+ * Then thread tid reads the scales of its rows r = tid / 4 and r + 32 (a barrier: chunk 0 is
+ * written next) and dequantizes columns 16 (tid % 4) .. + 15 of every slot of both rows into the
+ * bf16 chunks in place, in four phases so that no raw slot is overwritten before everyone has
+ * read it: chunks 0-3 lie below the slots; chunks 4, 5 over slots 0-3; chunk 6 over slots 4, 5;
+ * chunk 7 over slots 6, 7 (slot 7 held in registers since phase 2). Rows without a key become
+ * zeros (the consumers zero nothing; NaN bytes in unused slots never reach a product).
+ * Exactness: e4m3 * scale is exact in bf16 when the scale is a power of two (DeepSeek's writer
+ * and ours): such CTAs hold bf16(e4m3 * scale) (hd_e4m3x2) and run the seesaw program unchanged.
+ * Any other scale among the CTA's keys (a pre-scan of all their 16-byte scales while tiles 0 and
+ * 1 land) puts the whole CTA on the exact program: the tiles hold the raw values bf16(e4m3), the
+ * scales go to the P tile region ([64 keys][4] f32 per stage; the seesaw never uses it then) and
+ * mode[st] = 1 tells the consumers (hd_consumer_exact). The consumers check mode[] at every pair,
+ * so a producer that switched mid-way at a pair boundary would work too (an earlier version did;
+ * the P tile then needs the last seesaw reader done). bf16(e4m3 * scale) for other scales (one
+ * rounding, 2^-9) fails SPEC 5: lse off by ~1e-2 and out by ~2e-2 on the test's data (float64
+ * simulation of both K and V rounded), hence the exact program. */
+
+MLA_DEV int hd_pow2_scale(float s) { /* +-2^k, k in [-100, 15], or +-0: see hd_e4m3x2 */
+    const uint32_t u = __float_as_uint(s), e = (u >> 23) & 0xffu;
+    return (u & 0x7fffffu) == 0u && (e == 0u || (e >= 27u && e <= 142u));
+}
+MLA_DEV int hd_pow2_4(float4 s) {
+    return hd_pow2_scale(s.x) & hd_pow2_scale(s.y) & hd_pow2_scale(s.z) & hd_pow2_scale(s.w);
+}
+/* global address of cache row `key` of the CTA's request; NULL when it holds no key */
+MLA_DEV const uint8_t *hd_f8_row(const hd_params &p, const hd_job &J, int key) {
+    if (key >= J.seq) return NULL;
+    const int32_t page = p.bt[(int64_t)J.b * p.bt_stride + key / p.page_size];
+    if (page < 0 || page >= p.num_pages) return NULL;
+    return p.kv + (int64_t)page * p.page_stride + (int64_t)(key % p.page_size) * HD_F8_ROW;
+}
+/* bf16x2 multiplier of hd_e4m3x2 for the scale sc (a power of two in range, or 1): 2^112 sc */
+MLA_DEV uint32_t hd_f8_mul(float sc) {
+    const uint32_t u = __float_as_uint(sc * 5.192296858534828e33f) >> 16; /* exact: powers of two */
+    return u | (u << 16);
+}
+/* two e4m3 (low 16 bits: the first in the low byte) -> bf16x2 of e4m3 * sc, mul = hd_f8_mul(sc).
+ * e4m3 -> f16 (cvt, exact; every e4m3 value is a normal f16 with the low 7 mantissa bits 0); the
+ * f16 bits shifted right by 3 (sign kept) read as a bf16 of value f16 * 2^-112, normal and exact;
+ * times 2^112 sc, exact for sc = +-2^k, k in [-100, 15] (result normal and below 2^128). One cvt,
+ * three integer ops and one bf16x2 multiply per pair (cvt to f32, f32 multiply, pack: 6 of which
+ * 2 conversions + 2 f16 -> f32). An e4m3 NaN (never stored by writers: they saturate) turns into
+ * a finite value here; rows without a key are zeroed before. */
+MLA_DEV uint32_t hd_e4m3x2(uint32_t two, uint32_t mul) {
+    uint32_t h, r;
+    asm("cvt.rn.f16x2.e4m3x2 %0, %1;\n" : "=r"(h) : "h"((unsigned short)(two & 0xffffu)));
+    const uint32_t b = (h & 0x80008000u) | ((h >> 3) & 0x0fff0fffu);
+    asm("mul.rn.bf16x2 %0, %1, %2;\n" : "=r"(r) : "r"(b), "r"(mul));
+    return r;
+}
+/* 16 raw bytes (latent columns 64j + 16q ..) of row rr -> two bf16 pieces of chunk j */
+MLA_DEV void hd_f8_put(uint8_t *g, int j, int rr, int q, uint4 w, uint32_t sc) {
+    const uint4 a = make_uint4(hd_e4m3x2(w.x, sc), hd_e4m3x2(w.x >> 16, sc), hd_e4m3x2(w.y, sc), hd_e4m3x2(w.y >> 16, sc));
+    const uint4 b = make_uint4(hd_e4m3x2(w.z, sc), hd_e4m3x2(w.z >> 16, sc), hd_e4m3x2(w.w, sc), hd_e4m3x2(w.w >> 16, sc));
+    uint8_t *row = g + j * HD_CHUNK + rr * 128;
+    *(uint4 *)(row + (((2 * q) ^ (rr & 7)) << 4)) = a;
+    *(uint4 *)(row + (((2 * q + 1) ^ (rr & 7)) << 4)) = b;
+}
+MLA_DEV uint4 hd_f8_get(const uint8_t *g, int j, int rr, int q, int ok) {
+    const uint4 w = *(const uint4 *)(g + HD_F8_RAW + j * HD_F8_SLOT + rr * 64 + q * 16);
+    return ok ? w : make_uint4(0u, 0u, 0u, 0u);
+}
+MLA_DEV void hd_prefetch_l2(const void *src, uint32_t bytes) {
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"((uint64_t)src), "r"(bytes) : "memory");
+}
+/* TMA path, thread 0: the raw tile m into its stage (free: tile m-2 paid) on landed[m & 1] (plain
+ * arrival when its page is out of range: all rows become zeros); tile m+2 into L2 */
+MLA_DEV void hd_f8_issue(const hd_params &p, const hd_job &J, uint32_t sbase, uint32_t landed0, int m) {
+    const int key0 = (J.t_begin + m) * HD_KEYS;
+    const int32_t page = p.bt[(int64_t)J.b * p.bt_stride + key0 / p.page_size];
+    const uint32_t bar = landed0 + 8u * (uint32_t)(m & 1);
+    if (page >= 0 && page < p.num_pages) {
+        const int row = key0 % p.page_size;
+        const uint32_t dst = sbase + ((m & 1) ? HD_SK1 : HD_SK0);
+        hd_mbar_expect_tx(bar, HD_F8_TX);
+#pragma unroll
+        for (int j = 0; j < 8; j++) hd_tma_3d(dst + HD_F8_RAW + j * HD_F8_SLOT, &p.kv_map, 64 * j, row, page, bar);
+        hd_tma_3d(dst + 8 * HD_CHUNK, &p.kv_map2, HD_F8_ROPE, row, page, bar);
+        hd_tma_3d(dst, &p.kv_map3, HD_F8_SCALES, row, page, bar);
+    } else {
+        hd_mbar_arrive(bar);
+    }
+    const int key2 = key0 + 2 * HD_KEYS;
+    if (key2 < J.seq && m + 2 < J.nt) {
+        const int32_t pg2 = p.bt[(int64_t)J.b * p.bt_stride + key2 / p.page_size];
+        if (pg2 >= 0 && pg2 < p.num_pages)
+            hd_prefetch_l2(p.kv + (int64_t)pg2 * p.page_stride + (int64_t)(key2 % p.page_size) * HD_F8_ROW,
+                           HD_KEYS * HD_F8_ROW);
+    }
+}
+/* thread 0: issue tile *next if its stage is free (block: wait for it); 1 when issued */
+MLA_DEV int hd_f8_try(const hd_params &p, const hd_job &J, uint32_t sbase, uint32_t empty0, uint32_t landed0, int *next,
+                      int block) {
+    const int m = *next;
+    if (m >= J.nt) return 0;
+    if (m >= 2) {
+        const uint32_t bar = empty0 + 8u * (uint32_t)(m & 1), par = (uint32_t)(((m >> 1) - 1) & 1);
+        if (block) hd_mbar_wait(bar, par);
+        else if (!hd_mbar_test(bar, par)) return 0;
+    }
+    hd_f8_issue(p, J, sbase, landed0, m);
+    *next = m + 1;
+    return 1;
+}
+
+MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, uint32_t sbase,
+                             uint32_t sm_u32, int tid) {
+    const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
+    const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
+    const uint32_t landed0 = sm_u32 + (uint32_t)offsetof(hd_small, landed);
+    const int r = tid >> 2, q = tid & 3;
+    int next = 0; /* TMA path, thread 0: the next tile to issue (tiles 0 and 1 at once, then tile n+1
+                     as soon as tile n-1 is paid, polled between the conversion phases of tile n) */
+    if (p.tma && tid == 0) {
+        asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&p.kv_map) : "memory");
+        asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&p.kv_map2) : "memory");
+        asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&p.kv_map3) : "memory");
+        hd_f8_try(p, J, sbase, empty0, landed0, &next, 1);
+        hd_f8_try(p, J, sbase, empty0, landed0, &next, 1);
+    }
+#define HD_F8_POLL() do { if (p.tma && tid == 0) hd_f8_try(p, J, sbase, empty0, landed0, &next, 0); } while (0)
+    int exact;
+    { /* the CTA's program: every scale of its keys a power of two (one pass over the 16-byte
+         scales while tiles 0 and 1 land) */
+        uint32_t bad = 0;
+        const int nkeys = J.nt * HD_KEYS, key00 = J.t_begin * HD_KEYS;
+#pragma unroll 8
+        for (int i = tid; i < nkeys; i += 128) {
+            const uint8_t *row = hd_f8_row(p, J, key00 + i);
+            if (row) bad |= !hd_pow2_4(__ldg((const float4 *)(row + HD_F8_SCALES)));
+        }
+        HD_BAR_OR(7, 128, bad, exact);
+    }
+    for (int n = 0; n < J.nt; n++) {
+        const int st = n & 1, k = n >> 1;
+        const int key0 = (J.t_begin + n) * HD_KEYS;
+        HD_T(2, 0, n);
+        const int oa = hd_f8_row(p, J, key0 + r) != NULL, ob = hd_f8_row(p, J, key0 + r + 32) != NULL;
+        if (p.tma) { /* thread 0 issued tile n after the stage's "empty"; landed orders us after it */
+            if (tid == 0) while (next <= n) hd_f8_try(p, J, sbase, empty0, landed0, &next, 1);
+            hd_mbar_wait(landed0 + 8u * st, (uint32_t)(k & 1));
+        } else if (k >= 1) {
+            hd_mbar_wait(empty0 + 8u * st, (uint32_t)((k - 1) & 1)); /* consumers done with tile n-2 */
+        }
+        HD_T(2, 1, n);
+        if (tid < 64) { /* the stage's metadata (its last readers are done) */
+            const uint8_t *row = hd_f8_row(p, J, key0 + tid);
+            const uint32_t v = __ballot_sync(0xffffffffu, row != NULL);
+            if ((tid & 31) == 0) sm->kv_valid[st][tid >> 5] = v;
+            if (tid == 0) {
+                sm->nvalid[st] = HD_KEYS; /* rows without a key are zeros: nothing to zero */
+                sm->mode[st] = exact;
+            }
+            sm->rows[0][tid] = row;
+        }
+        uint8_t *g = gbase + (st ? HD_SK1 : HD_SK0);
+        if (!p.tma) {
+            HD_BAR(2, 128); /* rows[] */
+            const uint32_t dst = sbase + (st ? HD_SK1 : HD_SK0);
+#pragma unroll 3
+            for (int it = 0; it < 21; it++) { /* 64 rows x 41 pieces: 32 latent, the scales, 8 rope */
+                const int idx = it * 128 + tid, rr = idx / 41, kk = idx - rr * 41;
+                if (idx >= 64 * 41) break;
+                const uint8_t *src = sm->rows[0][rr];
+                const uint32_t d = kk < 32 ? dst + HD_F8_RAW + (kk >> 2) * HD_F8_SLOT + rr * 64 + (kk & 3) * 16
+                                           : (kk == 32 ? dst + rr * 16
+                                                       : dst + 8 * HD_CHUNK + rr * 128 + ((((kk - 33) ^ (rr & 7))) << 4));
+                hd_cp16(d, src ? (const void *)(src + kk * 16) : (const void *)p.kv, src ? 16 : 0);
+            }
+            cp_async_commit();
+            CP_ASYNC_WAIT(0);
+            HD_BAR(2, 128); /* everyone's pieces landed */
+        }
+        HD_T(2, 2, n);
+        /* the scales of rows r, r+32 (landed with the tile at the stage's start); garbage where no key */
+        const float4 sa = *(const float4 *)(g + r * 16), sb = *(const float4 *)(g + (r + 32) * 16);
+        if (exact && q == 0) { /* scales of the exact program: [64 keys][4] f32 per stage (0 for no key) */
+            float4 *ds = (float4 *)(gbase + HD_SP + 1024 * st);
+            ds[r] = oa ? sa : make_float4(0.f, 0.f, 0.f, 0.f);
+            ds[r + 32] = ob ? sb : make_float4(0.f, 0.f, 0.f, 0.f);
+        }
+        const int ua = oa && !exact, ub = ob && !exact; /* apply the scale (else 1) */
+        const uint32_t ca0 = hd_f8_mul(ua ? sa.x : 1.f), ca1 = hd_f8_mul(ua ? sa.y : 1.f);
+        const uint32_t ca2 = hd_f8_mul(ua ? sa.z : 1.f), ca3 = hd_f8_mul(ua ? sa.w : 1.f);
+        const uint32_t cb0 = hd_f8_mul(ub ? sb.x : 1.f), cb1 = hd_f8_mul(ub ? sb.y : 1.f);
+        const uint32_t cb2 = hd_f8_mul(ub ? sb.z : 1.f), cb3 = hd_f8_mul(ub ? sb.w : 1.f);
+        HD_BAR(2, 128); /* everyone has read the scales: chunk 0 may be written */
+        { /* dequantize in place; each phase loads all its raw words first (shared-memory latency
+             grows while the consumers' wgmma stream the other stage: one load per unit in
+             flight made the phases latency-bound, 2x slower) */
+            uint4 w[8];
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                w[2 * j] = hd_f8_get(g, j, r, q, oa);
+                w[2 * j + 1] = hd_f8_get(g, j, r + 32, q, ob);
+            }
+            hd_f8_put(g, 0, r, q, w[0], ca0); /* chunks 0-3: below the raw slots */
+            hd_f8_put(g, 0, r + 32, q, w[1], cb0);
+            hd_f8_put(g, 1, r, q, w[2], ca0);
+            hd_f8_put(g, 1, r + 32, q, w[3], cb0);
+            hd_f8_put(g, 2, r, q, w[4], ca1);
+            hd_f8_put(g, 2, r + 32, q, w[5], cb1);
+            hd_f8_put(g, 3, r, q, w[6], ca1);
+            hd_f8_put(g, 3, r + 32, q, w[7], cb1);
+            HD_F8_POLL();
+            HD_BAR(2, 128); /* slots 0-3 read by everyone */
+            w[0] = hd_f8_get(g, 4, r, q, oa); /* slot 7 stays in registers until phase 4 */
+            w[1] = hd_f8_get(g, 4, r + 32, q, ob);
+            w[2] = hd_f8_get(g, 5, r, q, oa);
+            w[3] = hd_f8_get(g, 5, r + 32, q, ob);
+            w[6] = hd_f8_get(g, 7, r, q, oa);
+            w[7] = hd_f8_get(g, 7, r + 32, q, ob);
+            hd_f8_put(g, 4, r, q, w[0], ca2); /* chunks 4, 5 over slots 0-3 */
+            hd_f8_put(g, 4, r + 32, q, w[1], cb2);
+            hd_f8_put(g, 5, r, q, w[2], ca2);
+            hd_f8_put(g, 5, r + 32, q, w[3], cb2);
+            HD_F8_POLL();
+            HD_BAR(2, 128); /* slots 4, 5 read by everyone */
+            w[4] = hd_f8_get(g, 6, r, q, oa);
+            w[5] = hd_f8_get(g, 6, r + 32, q, ob);
+            hd_f8_put(g, 6, r, q, w[4], ca3); /* chunk 6 over slots 4, 5 */
+            hd_f8_put(g, 6, r + 32, q, w[5], cb3);
+            HD_BAR(2, 128); /* slot 6 read by everyone (slot 7 is in registers) */
+            hd_f8_put(g, 7, r, q, w[6], ca3); /* chunk 7 over slots 6, 7 */
+            hd_f8_put(g, 7, r + 32, q, w[7], cb3);
+        }
+        hd_fence_proxy_async(); /* generic-proxy writes before async-proxy (wgmma) reads */
+        hd_mbar_arrive(full0 + 8u * st);
+        HD_F8_POLL();
+        HD_T(2, 3, n);
+    }
+#undef HD_F8_POLL
+}
+
+MLA_DEV void hd_producer(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, uint32_t sbase, uint32_t sm_u32,
+                         int tid) {
     const int pair = tid >> 6, pt = tid & 63;
     const uint32_t full_bar = sm_u32 + (uint32_t)offsetof(hd_small, full) + 8u * pair;
     const uint32_t empty_bar = sm_u32 + (uint32_t)offsetof(hd_small, empty) + 8u * pair;
@@ -466,6 +785,10 @@ MLA_DEV void hd_producer(const hd_params &p, const hd_job &J, hd_small *sm, uint
         hd_fence_proxy_async();
         hd_mbar_arrive(qfull_bar);
         HD_PAIR_BAR(pair); /* everyone done reading rows[] */
+    }
+    if (p.fp8) {
+        hd_producer_fp8(p, J, sm, gbase, sbase, sm_u32, tid);
+        return;
     }
     if (p.tma) {
         if (tid == 0) hd_producer_tma(p, J, sm, sbase, sm_u32);
@@ -601,7 +924,7 @@ MLA_DEV void hd_zero_rows(uint8_t *gk, int nv, int c, int tid) {
  * into P_hi + P_lo fragments (bf16 P alone errs by 2^-9 relative, past SPEC 5; two terms: 2^-17),
  * row sums. Returns alpha in al. */
 MLA_DEV void hd_softmax(const hd_params &p, const hd_job &J, const hd_small *sm, hd_cstate &C, int t, int st,
-                        const int pos[2], int pos_min, int r0, int q4, float al[2]) {
+                        const int pos[2], int pos_min, int r0, int q4, float al[2], const int frags = 1, int addsum = 1) {
     const int key0 = (J.t_begin + t) * HD_KEYS;
     const uint32_t vm0 = sm->kv_valid[st][0], vm1 = sm->kv_valid[st][1];
     float mx[2] = {-INFINITY, -INFINITY};
@@ -643,18 +966,20 @@ MLA_DEV void hd_softmax(const hd_params &p, const hd_job &J, const hd_small *sm,
         for (int i = 0; i < 32; i++) C.s[i] = r0 + 8 * ((i >> 1) & 1) == 8 * (i >> 2) + 2 * q4 + (i & 1) ? 1.f : 0.f;
     }
     /* fragment word f of k-step ks = i/2: {row r0 keys 16ks+2q4.., row r0+8, row r0 keys +8, row r0+8 +8} */
+    if (frags) {
 #pragma unroll
-    for (int i = 0; i < 8; i++)
+        for (int i = 0; i < 8; i++)
 #pragma unroll
-        for (int h2 = 0; h2 < 2; h2++) {
-            const float a = C.s[4 * i + 2 * h2], b = C.s[4 * i + 2 * h2 + 1];
-            const uint32_t hi = pack_bf16x2(a, b);
-            const int f = 4 * (i >> 1) + 2 * (i & 1) + h2;
-            C.ph[f] = hi;
-            C.pl[f] = pack_bf16x2(a - __uint_as_float(hi << 16), b - __uint_as_float(hi & 0xffff0000u));
-        }
+            for (int h2 = 0; h2 < 2; h2++) {
+                const float a = C.s[4 * i + 2 * h2], b = C.s[4 * i + 2 * h2 + 1];
+                const uint32_t hi = pack_bf16x2(a, b);
+                const int f = 4 * (i >> 1) + 2 * (i & 1) + h2;
+                C.ph[f] = hi;
+                C.pl[f] = pack_bf16x2(a - __uint_as_float(hi << 16), b - __uint_as_float(hi & 0xffff0000u));
+            }
+    }
 #pragma unroll
-    for (int e = 0; e < 2; e++) C.l_run[e] = C.l_run[e] * al[e] + ps[e];
+    for (int e = 0; e < 2; e++) C.l_run[e] = C.l_run[e] * al[e] + (addsum ? ps[e] : 0.f);
 }
 
 /* P_hi -> the stage's rope chunk, P_lo -> the P tile (row r, key j at r*128 + ((j/8 ^ r%8) * 16) +
@@ -696,6 +1021,127 @@ MLA_DEV void hd_pay(uint32_t empty) {
     hd_fence_proxy_async();
     hd_mbar_arrive(empty);
 }
+
+/* ---- the exact program (FP8 tiles whose scales are not all powers of two) ---------------------
+ * The stage holds raw values bf16(e4m3) (exact) and the scales sit at the P tile + 1024 st as
+ * [64 keys][4] f32. Both consumers take every tile (no P exchange): S = Q_rope K_rope^T +
+ * sum_i s_i(key) (Q_i K_i^T) over the four 128-column latent tiles i (one wgmma group each, scaled
+ * in f32), the same softmax in both (bit-identical S, m and alpha; only consumer 0 adds row sums),
+ * then O_c += (P s_i)_hi V_i + (P s_i)_lo V_i for its two column tiles i = 2c, 2c+1 (m64n128). */
+
+/* n k-steps of S from ks0 (first one overwrites d) */
+MLA_DEV void hd_s_steps(float d[32], uint64_t dq, uint64_t dk, const int ks0, const int n) {
+#pragma unroll
+    for (int ks = ks0; ks < ks0 + n; ks++) {
+        const uint32_t off = (uint32_t)((ks >> 2) * HD_CHUNK + (ks & 3) * 32);
+        if (ks == ks0) hd_wgmma_n64_first(d, hd_opaque64(dq) + (off >> 4), hd_opaque64(dk) + (off >> 4));
+        else hd_wgmma_n64(d, hd_opaque64(dq) + (off >> 4), hd_opaque64(dk) + (off >> 4));
+    }
+}
+
+/* scale of key j (0..63) for latent tile i */
+#define HD_XSC(scl, j, i) (scl)[(j) * 4 + (i)]
+
+MLA_DEV void hd_exact_s(hd_cstate &C, uint32_t sq, uint32_t sk, const float *scl, int q4) {
+    float a[32];
+    hd_opaque(sq);
+    const uint64_t dq = hd_desc(sq, 16, 1024), dk = hd_desc(sk, 16, 1024);
+    hd_wgmma_fence();
+    hd_s_steps(C.s, dq, dk, 32, 4); /* rope, scale 1 */
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        if (i) hd_wgmma_fence();
+        hd_s_steps(a, dq, dk, 8 * i, 8);
+        hd_wgmma_commit();
+        HD_WGMMA_WAIT(0);
+        hd_pin(C.s, 32);
+        hd_pin(a, 32);
+#pragma unroll
+        for (int e = 0; e < 32; e++) C.s[e] += a[e] * HD_XSC(scl, 8 * (e >> 2) + 2 * q4 + (e & 1), i);
+    }
+}
+
+/* (P s_ti)_hi and (P s_ti)_lo of the 64 x 64 P in C.s as A fragments (ti: latent tile) */
+MLA_DEV void hd_exact_frags(const float sv[32], const float *scl, int ti, int q4, uint32_t ph[16], uint32_t pl[16]) {
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        const float s0 = HD_XSC(scl, 8 * i + 2 * q4, ti), s1 = HD_XSC(scl, 8 * i + 2 * q4 + 1, ti);
+#pragma unroll
+        for (int h2 = 0; h2 < 2; h2++) {
+            const float a = sv[4 * i + 2 * h2] * s0, b = sv[4 * i + 2 * h2 + 1] * s1;
+            const uint32_t hi = pack_bf16x2(a, b);
+            const int f = 4 * (i >> 1) + 2 * (i & 1) + h2;
+            ph[f] = hi;
+            pl[f] = pack_bf16x2(a - __uint_as_float(hi << 16), b - __uint_as_float(hi & 0xffff0000u));
+        }
+    }
+}
+
+/* O_c += P V with the keys' scales: columns 0..127 of O_c (latent tile 2c) accumulate straight in
+ * o[0..63] (m64n128); columns 128..255 (tile 2c+1) go through a 64-column temporary added after
+ * each group (an m64n128 or m64n64 accumulator block at o[64..] makes ptxas serialize every wgmma
+ * of the kernel, C7511) */
+MLA_DEV void hd_exact_pv(hd_cstate &C, uint32_t sk, const float *scl, int c, int q4) {
+    hd_exact_frags(C.s, scl, 2 * c, q4, C.ph, C.pl);
+    uint32_t skk = sk;
+    hd_opaque(skk);
+    const uint64_t dv = hd_desc(skk + (uint32_t)(4 * c) * HD_CHUNK, HD_CHUNK, 1024);
+    hd_wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < HD_KEYS / 16; ks++) {
+        hd_wgmma_n128t_r(C.o, C.ph + 4 * ks, hd_opaque64(dv) + (uint64_t)((ks * 2048) >> 4));
+        hd_wgmma_n128t_r(C.o, C.pl + 4 * ks, hd_opaque64(dv) + (uint64_t)((ks * 2048) >> 4));
+    }
+    hd_wgmma_commit();
+    HD_WGMMA_WAIT(0); /* the fragments are rebuilt next */
+    hd_pin(C.o, 128);
+    hd_exact_frags(C.s, scl, 2 * c + 1, q4, C.ph, C.pl);
+#pragma unroll
+    for (int qq = 0; qq < 2; qq++) {
+        float tmp[32];
+        const uint64_t dq = hd_desc(skk + (uint32_t)(4 * c + 2 + qq) * HD_CHUNK, HD_CHUNK, 1024);
+        hd_wgmma_fence();
+#pragma unroll
+        for (int ks = 0; ks < HD_KEYS / 16; ks++) {
+            hd_wgmma_n64t_r(tmp, C.ph + 4 * ks, hd_opaque64(dq) + (uint64_t)((ks * 2048) >> 4), ks > 0);
+            hd_wgmma_n64t_r(tmp, C.pl + 4 * ks, hd_opaque64(dq) + (uint64_t)((ks * 2048) >> 4), 1);
+        }
+        hd_wgmma_commit();
+        HD_WGMMA_WAIT(0);
+        hd_pin(tmp, 32);
+#pragma unroll
+        for (int i = 0; i < 32; i++) C.o[64 + 32 * qq + i] += tmp[i];
+    }
+}
+
+MLA_DEV void hd_consumer_exact(const hd_params &p, const hd_job &J, hd_small *sm, const uint8_t *gbase, uint32_t sbase,
+                               uint32_t sm_u32, hd_cstate &C, int c, int t0, const int pos[2], int pos_min, int r0,
+                               int q4) {
+    const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
+    const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
+    for (int t = t0; t < J.nt; t++) {
+        const int st = t & 1;
+        const uint32_t sk = sbase + (st ? HD_SK1 : HD_SK0);
+        const float *scl = (const float *)(gbase + HD_SP + 1024 * st);
+        hd_mbar_wait(full0 + 8u * st, (uint32_t)((t >> 1) & 1));
+        HD_T(c, 16, t);
+        hd_exact_s(C, sbase + HD_SQ, sk, scl, q4);
+        if (p.dbg && c == 0) {
+#pragma unroll
+            for (int i = 0; i < 32; i++)
+                p.dbg_out[(r0 + 8 * ((i >> 1) & 1)) * 64 + 8 * (i >> 2) + 2 * q4 + (i & 1)] = C.s[i];
+        }
+        float al[2];
+        hd_softmax(p, J, sm, C, t, st, pos, pos_min, r0, q4, al, 0, c == 0);
+        hd_rescale(C, al);
+        hd_pin(C.o, 128);
+        hd_exact_pv(C, sk, scl, c, q4);
+        hd_pay(empty0 + 8u * st);
+        HD_T(c, 14, t);
+    }
+}
+
+MLA_DEV int hd_mode(const hd_small *sm, int st) { return *(const volatile int32_t *)&sm->mode[st]; }
 
 /* Consumer c (warpgroup 1 + c, tid = 0..127 inside it) owns O[:, 256c, 256c+256) and the tiles
  * t with t % 2 == c ("seesaw"; tile t also sits in stage t & 1). Own tile t: S_t = Q K_t^T
@@ -744,10 +1190,13 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
     float al[2];
 
     if (J.nt > 0) hd_mbar_wait(sm_u32 + (uint32_t)offsetof(hd_small, qfull), 0);
+    int xt = J.nt; /* FP8: first tile of the exact program (mode[] of its stage says so), nt = none */
     if (c == 0) {
         /* ---------------- consumer 0: even tiles ---------------- */
         if (J.nt > 0) {
           hd_mbar_wait(full0, 0);
+          if (hd_mode(sm, 0)) xt = 0;
+          if (xt) {
           HD_T(0, 16, 0);
           hd_issue_s(C.s, sq, sk0); /* [S_0] */
           for (int t = 0;; t += 2) { /* pending: [S_t]; leaves only by the breaks, with [] */
@@ -787,7 +1236,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                 break;
             }
             const uint32_t par = (uint32_t)(((t + 2) >> 1) & 1);
-            if (hd_mbar_test(full0, par)) { /* tile t+2 is in: S_{t+2} right behind P.V */
+            if (hd_mbar_test(full0, par) && !hd_mode(sm, 0)) { /* tile t+2 is in: S_{t+2} right behind P.V */
                 HD_T(0, 16, t + 2);
                 hd_issue_s(C.s, sq, sk0); /* [PV_u lo, PV_u hi, S_{t+2}] */
                 HD_WGMMA_WAIT(1);         /* [S_{t+2}] */
@@ -800,9 +1249,14 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                 hd_pay(empty0 + 8u);
                 HD_T(0, 14, u);
                 hd_mbar_wait(full0, par);
+                if (hd_mode(sm, 0)) { /* FP8: the exact program from tile t+2 on */
+                    xt = t + 2;
+                    break;
+                }
                 HD_T(0, 16, t + 2);
                 hd_issue_s(C.s, sq, sk0); /* [S_{t+2}] */
             }
+          }
           }
         }
     } else {
@@ -810,6 +1264,9 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
         int t = 0;
         if (J.nt > 1) {
             hd_mbar_wait(full0 + 8u, 0);
+            if (hd_mode(sm, 1)) xt = 0;
+        }
+        if (J.nt > 1 && xt) {
             HD_T(1, 16, 1);
             hd_issue_s(C.s, sq, sk1); /* [S_1] */
             for (;; t += 2) { /* pending: [S_u] */
@@ -849,11 +1306,20 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                     break;
                 }
                 hd_mbar_wait(full0 + 8u, (uint32_t)(((u + 2) >> 1) & 1));
+                if (hd_mode(sm, 1)) { /* FP8: the exact program from the pair (u+1, u+2) on */
+                    t += 2;
+                    xt = t;
+                    break;
+                }
                 HD_T(1, 16, u + 2);
                 hd_issue_s(C.s, sq, sk1); /* [S_{u+2}] */
             }
         }
-        if (t < J.nt) { /* a last even tile without a partner: [] */
+        if (xt == J.nt && t < J.nt) { /* a last even tile without a partner: [] */
+            hd_mbar_wait(full0, (uint32_t)((t >> 1) & 1));
+            if (hd_mode(sm, 0)) xt = t;
+        }
+        if (xt == J.nt && t < J.nt) {
             hd_take(sm, C, t, 0, r0, pready0, full0, al);
             const int nv = sm->nvalid[0];
             if (nv < HD_KEYS) hd_zero_rows(gk0, nv, 1, tid);
@@ -865,6 +1331,8 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
             hd_pay(empty0);
         }
     }
+
+    if (xt < J.nt) hd_consumer_exact(p, J, sm, gbase, sbase, sm_u32, C, c, xt, pos, pos_min, r0, q4);
 
     if (p.dbg) {
         if (J.nt > 0) {
@@ -921,7 +1389,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
 /* ------------------------------------------------------------------------------------------ */
 /* Kernel                                                                                      */
 
-__global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v6(const __grid_constant__ hd_params p) {
+__global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7(const __grid_constant__ hd_params p) {
     extern __shared__ __align__(1024) uint8_t hd_smem_raw[];
     hd_job J;
     if (!hd_find_job(p, &J)) return; /* uniform over the CTA */
@@ -934,8 +1402,10 @@ __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v6(const __gri
 
     if (threadIdx.x == 0) {
         for (int i = 0; i < 2; i++) {
-            hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, full) + 8u * i, p.tma ? 1 : 64);
+            hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, full) + 8u * i, p.fp8 ? 128 : (p.tma ? 1 : 64));
             hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, empty) + 8u * i, 256);
+            hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, landed) + 8u * i, 1);
+            sm->mode[i] = 0;
         }
         hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, qfull), 64);
         for (int i = 0; i < 2; i++) hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, pready) + 8u * i, 128);
@@ -946,7 +1416,7 @@ __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v6(const __gri
     const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
     if (wg == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(HD_PRODUCER_REGS));
-        hd_producer(p, J, sm, sbase, sm_u32, tid);
+        hd_producer(p, J, sm, gbase, sbase, sm_u32, tid);
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(HD_CONSUMER_REGS));
         hd_consumer(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid);
@@ -1038,9 +1508,24 @@ static hd_encode_fn hd_load_encode(void) {
 /* The cache as a 3-D tensor [num_pages][page_size][576] bf16 (strides 1152 B, page_stride B),
  * box 64 columns x 64 rows x 1 page in the 128-byte swizzle: one box = one smem chunk.
  * 1 when the map was made (page_size % 64 == 0 and the driver accepts it), else 0. */
-static int hd_make_kv_map(const mla_decode_args *a, CUtensorMap *map) {
+static int hd_make_kv_map(const mla_decode_args *a, CUtensorMap *map, CUtensorMap *map2, CUtensorMap *map3) {
     static const hd_encode_fn encode = hd_load_encode();
     if (!encode || a->cache.page_size % HD_KEYS != 0 || a->cache.num_pages < 1) return 0;
+    if (a->cache.format == MLA_KV_FP8) { /* bytes [num_pages][page_size][656]: latent slots and the rope */
+        const cuuint64_t dim[3] = {(cuuint64_t)HD_F8_ROW, (cuuint64_t)a->cache.page_size, (cuuint64_t)a->cache.num_pages};
+        const cuuint64_t stride[2] = {(cuuint64_t)HD_F8_ROW, (cuuint64_t)a->cache.page_stride};
+        const cuuint32_t box[3] = {64, HD_KEYS, 1}, box2[3] = {128, HD_KEYS, 1}, box3[3] = {16, HD_KEYS, 1};
+        const cuuint32_t estride[3] = {1, 1, 1};
+        return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, (void *)a->cache.base, dim, stride, box, estride,
+                      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS &&
+               encode(map2, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, (void *)a->cache.base, dim, stride, box2, estride,
+                      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS &&
+               encode(map3, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, (void *)a->cache.base, dim, stride, box3, estride,
+                      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+    }
     const cuuint64_t dim[3] = {(cuuint64_t)HD_DK, (cuuint64_t)a->cache.page_size, (cuuint64_t)a->cache.num_pages};
     const cuuint64_t stride[2] = {(cuuint64_t)HD_ROW_BYTES, (cuuint64_t)a->cache.page_stride};
     const cuuint32_t box[3] = {64, HD_KEYS, 1}, estride[3] = {1, 1, 1};
@@ -1076,7 +1561,8 @@ extern "C" int mla_cuda_decode_hopper_supported(const mla_ctx *ctx, const mla_de
     if (ctx->backend != MLA_BACKEND_CUDA) HD_WHY("backend %s (needs cuda)", mla_backend_name(ctx->backend));
     if (ctx->sm_major != 9 || ctx->sm_minor != 0)
         HD_WHY("device SM %d.%d (needs SM 9.0, sm_90a)", ctx->sm_major, ctx->sm_minor);
-    if (a->cache.format != MLA_KV_BF16) HD_WHY("format %s", mla_format_name(a->cache.format));
+    if (a->cache.format != MLA_KV_BF16 && a->cache.format != MLA_KV_FP8)
+        HD_WHY("format %s", mla_format_name(a->cache.format));
     if (a->num_heads < 1 || a->num_heads > MLA_MAX_HEADS) HD_WHY("num_heads %d", a->num_heads);
     if (a->cache.page_size < 1) HD_WHY("page_size %d", a->cache.page_size);
     if (((uintptr_t)a->cache.base & 15) || (a->cache.page_stride & 15))
@@ -1128,7 +1614,8 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     p.lse_st = a->lse_stride_t ? a->lse_stride_t : p.H;
     p.dbg_out = dbg;
     if (p.B < 1) return MLA_OK;
-    p.tma = hd_make_kv_map(a, &p.kv_map);
+    p.fp8 = a->cache.format == MLA_KV_FP8;
+    p.tma = hd_make_kv_map(a, &p.kv_map, &p.kv_map2, &p.kv_map3);
 
     const size_t need = hd_ws_bytes(a, nsplit);
     if (need) {
@@ -1143,11 +1630,11 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     }
 
     cudaStream_t stream = mla_cuda_stream(ctx);
-    MLA_CUDA_TRY(ctx, cudaFuncSetAttribute(hd_decode_kernel_v6, cudaFuncAttributeMaxDynamicSharedMemorySize, HD_SMEM_BYTES),
+    MLA_CUDA_TRY(ctx, cudaFuncSetAttribute(hd_decode_kernel_v7, cudaFuncAttributeMaxDynamicSharedMemorySize, HD_SMEM_BYTES),
                  "decode (hopper): shared memory attribute");
     const int64_t slots = (int64_t)p.T * p.H / HD_ROWS + p.B;
     dim3 grid(dbg ? 1u : (unsigned)slots, (unsigned)nsplit, 1u);
-    hd_decode_kernel_v6<<<grid, HD_THREADS, HD_SMEM_BYTES, stream>>>(p);
+    hd_decode_kernel_v7<<<grid, HD_THREADS, HD_SMEM_BYTES, stream>>>(p);
     MLA_CUDA_LAUNCHED(ctx, "decode (hopper) kernel");
     if (nsplit > 1) {
         const int64_t TH = (int64_t)p.T * p.H;
