@@ -2,8 +2,9 @@
    descales) -> out [T,H,128] bf16, lse [T,H] f32; ragged, causal bottom-right or not (spec 4.3).
    v1  flash attention on mma.sync m16n8k16 bf16: one CTA per (64 query rows, head), 4 warps x 16
        rows, 64-key K/V tiles double-buffered by cp.async, online softmax in f32 (exp2), fully
-       masked causal tiles skipped; e4m3 tiles staged and widened to bf16 in shared memory
-       (exact), descales folded into the scale and the output            (not yet measured)
+       masked causal tiles skipped; P enters the PV product as bf16 hi + lo (SPEC 5 accuracy);
+       e4m3 tiles staged and widened to bf16 in shared memory (exact), descales folded into the
+       scale and the output                                              (not yet measured)
    Run alone: build/tests/test_cuda_prefill (checks against the CPU backend). */
 #include <math.h>
 #include <stdint.h>
@@ -50,6 +51,13 @@ static __device__ __forceinline__ uint32_t e4m3x2_to_bf16x2(uint32_t two) {
     __half2_raw hr = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(two & 0xffffu), __NV_E4M3);
     float2 f = __half22float2(__half2(hr));
     return pack_bf16x2(f.x, f.y);
+}
+
+/* x0, x1 -> bf16x2 hi = bf16(x) and lo = bf16(x - hi); x - hi is exact in f32 */
+static __device__ __forceinline__ void split_bf16x2(float x0, float x1, uint32_t *hi, uint32_t *lo) {
+    const uint32_t h = pack_bf16x2(x0, x1);
+    *hi = h;
+    *lo = pack_bf16x2(x0 - __uint_as_float(h << 16), x1 - __uint_as_float(h & 0xffff0000u));
 }
 
 /* 16 e4m3 -> 16 bf16 (32 bytes) */
@@ -315,20 +323,24 @@ static __device__ __forceinline__ void prefill_body_v1(const mla_cuda_prefill_pa
             o[d][3] *= alpha[1];
         }
 
-        /* O += P V: P from the S accumulators (bf16), 4 steps of 16 keys */
+        /* O += P V, 4 steps of 16 keys. P (f32, in the S accumulators' layout, which is the A
+         * layout of m16n8k16) goes in as bf16 hi + lo: 16 bits of P, so the product is accurate
+         * to f32 level (one bf16 P alone misses SPEC 5's atol when few keys carry the row) */
 #pragma unroll
         for (int ks = 0; ks < 4; ks++) {
-            uint32_t a[4];
-            a[0] = pack_bf16x2(s[2 * ks][0], s[2 * ks][1]);
-            a[1] = pack_bf16x2(s[2 * ks][2], s[2 * ks][3]);
-            a[2] = pack_bf16x2(s[2 * ks + 1][0], s[2 * ks + 1][1]);
-            a[3] = pack_bf16x2(s[2 * ks + 1][2], s[2 * ks + 1][3]);
+            uint32_t ah[4], al[4];
+            split_bf16x2(s[2 * ks][0], s[2 * ks][1], &ah[0], &al[0]);
+            split_bf16x2(s[2 * ks][2], s[2 * ks][3], &ah[1], &al[1]);
+            split_bf16x2(s[2 * ks + 1][0], s[2 * ks + 1][1], &ah[2], &al[2]);
+            split_bf16x2(s[2 * ks + 1][2], s[2 * ks + 1][3], &ah[3], &al[3]);
 #pragma unroll
             for (int dp = 0; dp < 8; dp++) {
                 uint32_t bb[4];
                 ldmatrix_x4_trans(bb, sV + (ks * 16 + vb_row) * PF_LDV + dp * 16 + vb_col);
-                mma_bf16_16816(o[2 * dp], a, bb);
-                mma_bf16_16816(o[2 * dp + 1], a, bb + 2);
+                mma_bf16_16816(o[2 * dp], ah, bb);
+                mma_bf16_16816(o[2 * dp], al, bb);
+                mma_bf16_16816(o[2 * dp + 1], ah, bb + 2);
+                mma_bf16_16816(o[2 * dp + 1], al, bb + 2);
             }
         }
         __syncthreads(); /* the buffers of tile t are refilled next iteration */
