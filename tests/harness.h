@@ -104,4 +104,49 @@ static inline void *h_alloc(size_t n) {
     return p;
 }
 
+/* NaN-heavy garbage for memory a correct op never reads: f32 NaN, bf16 NaN pairs, e4m3 NaN
+ * bytes, random words. */
+static inline void h_fill_garbage(h_rng *r, void *buf, size_t n) {
+    uint8_t *p = (uint8_t *)buf;
+    for (size_t i = 0; i < n; i += 4) {
+        uint32_t w;
+        switch (h_next(r) % 4) {
+        case 0: w = 0x7fc00000u; break;
+        case 1: w = 0x7fc07fc0u; break;
+        case 2: w = 0x7f7f7f7fu; break;
+        default: w = (uint32_t)h_next(r); break;
+        }
+        for (size_t k = 0; k < 4 && i + k < n; k++) p[i + k] = (uint8_t)(w >> (8 * k));
+    }
+}
+
+/* Index of the first differing byte, -1 when equal. */
+static inline int64_t h_first_diff(const void *a, const void *b, size_t n) {
+    const uint8_t *x = (const uint8_t *)a, *y = (const uint8_t *)b;
+    for (size_t i = 0; i < n; i++)
+        if (x[i] != y[i]) return (int64_t)i;
+    return -1;
+}
+
+/* Backend memory for tests: n bytes (at least 16) on ctx's backend, filled from host when given.
+ * A failure here is the harness's, not a case's: the program stops. */
+static inline void *h_dev_put(mla_ctx *ctx, const void *host, size_t n) {
+    void *d = NULL;
+    if (mla_malloc(ctx, n ? n : 16, &d) != MLA_OK) {
+        fprintf(stderr, "backend malloc of %zu bytes failed: %s\n", n, mla_ctx_last_error(ctx));
+        exit(2);
+    }
+    if (n && host && mla_memcpy_to_backend(ctx, d, host, n) != MLA_OK) {
+        fprintf(stderr, "copy to backend failed: %s\n", mla_ctx_last_error(ctx));
+        exit(2);
+    }
+    return d;
+}
+static inline void h_dev_get(mla_ctx *ctx, void *host, const void *d, size_t n) {
+    if (n && mla_memcpy_to_host(ctx, host, d, n) != MLA_OK) {
+        fprintf(stderr, "copy to host failed: %s\n", mla_ctx_last_error(ctx));
+        exit(2);
+    }
+}
+
 #endif

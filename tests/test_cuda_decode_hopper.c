@@ -42,28 +42,6 @@ static int g_quick;
 /* ------------------------------------------------------------------------------------------ */
 /* device memory (abort on failure: a harness problem, not a case result)                       */
 
-static void *dev_alloc(size_t n) {
-    void *d = NULL;
-    if (mla_malloc(g_gpu, n ? n : 16, &d) != MLA_OK) {
-        fprintf(stderr, "device malloc of %zu bytes failed: %s\n", n, mla_ctx_last_error(g_gpu));
-        exit(2);
-    }
-    return d;
-}
-static void *dev_put(const void *host, size_t n) {
-    void *d = dev_alloc(n);
-    if (n && host && mla_memcpy_to_backend(g_gpu, d, host, n) != MLA_OK) {
-        fprintf(stderr, "copy to device failed: %s\n", mla_ctx_last_error(g_gpu));
-        exit(2);
-    }
-    return d;
-}
-static void dev_get(void *host, const void *d, size_t n) {
-    if (n && mla_memcpy_to_host(g_gpu, host, d, n) != MLA_OK) {
-        fprintf(stderr, "copy to host failed: %s\n", mla_ctx_last_error(g_gpu));
-        exit(2);
-    }
-}
 
 static uint16_t bf16_of(double v) { return mla_f32_to_bf16((float)v); }
 static void *dup_bytes(const void *p, size_t n) {
@@ -309,20 +287,20 @@ static void run_case(h_rng *r, const hcase *c) {
 
     const int T1 = T ? T : 1;
     const size_t out_n = (size_t)T1 * (size_t)d.o_st, lse_n = (size_t)T1 * (size_t)d.lse_st;
-    void *d_q = dev_put(d.q, sizeof(uint16_t) * (size_t)T1 * (size_t)d.q_st);
-    void *d_pool = dev_put(d.pool, (size_t)d.num_pages * (size_t)d.page_stride);
-    void *d_bt = dev_put(d.bt, sizeof(int32_t) * (size_t)(c->B * d.bt_stride));
-    void *d_qoff = dev_put(d.q_off, sizeof(int32_t) * (size_t)(c->B + 1));
+    void *d_q = h_dev_put(g_gpu, d.q, sizeof(uint16_t) * (size_t)T1 * (size_t)d.q_st);
+    void *d_pool = h_dev_put(g_gpu, d.pool, (size_t)d.num_pages * (size_t)d.page_stride);
+    void *d_bt = h_dev_put(g_gpu, d.bt, sizeof(int32_t) * (size_t)(c->B * d.bt_stride));
+    void *d_qoff = h_dev_put(g_gpu, d.q_off, sizeof(int32_t) * (size_t)(c->B + 1));
     int32_t seq32[MAXB];
     for (int b = 0; b < c->B; b++) seq32[b] = c->seq[b];
-    void *d_seq = dev_put(seq32, sizeof(int32_t) * (size_t)c->B);
-    void *d_sink = d.sink ? dev_put(d.sink, sizeof(float) * (size_t)H) : NULL;
+    void *d_seq = h_dev_put(g_gpu, seq32, sizeof(int32_t) * (size_t)c->B);
+    void *d_sink = d.sink ? h_dev_put(g_gpu, d.sink, sizeof(float) * (size_t)H) : NULL;
     uint16_t *out_poison = (uint16_t *)h_alloc(sizeof(uint16_t) * out_n);
     fill_u16(out_poison, out_n, 0xffffu);
     float *lse_poison = (float *)h_alloc(sizeof(float) * lse_n);
     for (size_t i = 0; i < lse_n; i++) lse_poison[i] = -12345.0f;
-    void *d_out = dev_alloc(sizeof(uint16_t) * out_n);
-    void *d_lse = dev_alloc(sizeof(float) * lse_n);
+    void *d_out = h_dev_put(g_gpu, NULL, sizeof(uint16_t) * out_n);
+    void *d_lse = h_dev_put(g_gpu, NULL, sizeof(float) * lse_n);
     uint16_t *out_h = (uint16_t *)h_alloc(sizeof(uint16_t) * out_n), *out_first = NULL;
     float *lse_h = (float *)h_alloc(sizeof(float) * lse_n);
     float *out_f = (float *)h_alloc(sizeof(float) * (size_t)(TH ? TH : 1) * DV);
@@ -360,7 +338,7 @@ static void run_case(h_rng *r, const hcase *c) {
     for (int run = 0; run < runs && !h_case_bad; run++) {
         const int ns = run < c->nsplits ? c->splits[run] : c->splits[0];
         const size_t ws = mla_cuda_decode_hopper_workspace_ex(g_gpu, &a, ns);
-        void *d_ws = ws ? dev_alloc(ws) : NULL;
+        void *d_ws = ws ? h_dev_put(g_gpu, NULL, ws) : NULL;
         if (ws) mla_memset(g_gpu, d_ws, 0xff, ws); /* NaN: a read of an unwritten partial shows */
         a.workspace = d_ws;
         a.workspace_bytes = ws;
@@ -379,8 +357,8 @@ static void run_case(h_rng *r, const hcase *c) {
         EXPECT_OK(g_gpu, rs);
         if (d_ws) mla_free(g_gpu, d_ws);
         if (rc != MLA_OK || rs != MLA_OK) break;
-        dev_get(out_h, d_out, sizeof(uint16_t) * out_n);
-        dev_get(lse_h, d_lse, sizeof(float) * lse_n);
+        h_dev_get(g_gpu, out_h, d_out, sizeof(uint16_t) * out_n);
+        h_dev_get(g_gpu, lse_h, d_lse, sizeof(float) * lse_n);
         const int used_splits = ns ? ns : mla_cuda_decode_hopper_splits(g_gpu, &a);
 
         if (run == c->nsplits) { /* the repeat: bit-identical */
@@ -474,15 +452,15 @@ static void stage_test(h_rng *r, int H, int qlen, int seq, int fp8, int scales) 
         for (int x = 0; x < DV; x++)
             o_ref[rr * DV + x] = rr < seq ? (double)d.kvf[((int64_t)d.bt[0] * 64 + rr) * DK + x] : 0.0;
     }
-    void *d_q = dev_put(d.q, sizeof(uint16_t) * (size_t)d.T * (size_t)d.q_st);
-    void *d_pool = dev_put(d.pool, (size_t)d.num_pages * (size_t)d.page_stride);
-    void *d_bt = dev_put(d.bt, sizeof(int32_t) * (size_t)d.bt_stride);
-    void *d_qoff = dev_put(d.q_off, sizeof(int32_t) * 2);
+    void *d_q = h_dev_put(g_gpu, d.q, sizeof(uint16_t) * (size_t)d.T * (size_t)d.q_st);
+    void *d_pool = h_dev_put(g_gpu, d.pool, (size_t)d.num_pages * (size_t)d.page_stride);
+    void *d_bt = h_dev_put(g_gpu, d.bt, sizeof(int32_t) * (size_t)d.bt_stride);
+    void *d_qoff = h_dev_put(g_gpu, d.q_off, sizeof(int32_t) * 2);
     int32_t seq32 = seq;
-    void *d_seq = dev_put(&seq32, sizeof(int32_t));
-    void *d_out = dev_alloc(sizeof(uint16_t) * (size_t)d.T * (size_t)d.o_st);
+    void *d_seq = h_dev_put(g_gpu, &seq32, sizeof(int32_t));
+    void *d_out = h_dev_put(g_gpu, NULL, sizeof(uint16_t) * (size_t)d.T * (size_t)d.o_st);
     const size_t dbg_n = 64 * 64 + 64 * DV;
-    float *d_dbg = (float *)dev_alloc(sizeof(float) * dbg_n);
+    float *d_dbg = (float *)h_dev_put(g_gpu, NULL, sizeof(float) * dbg_n);
     mla_memset(g_gpu, d_dbg, 0xff, sizeof(float) * dbg_n);
     mla_decode_args a;
     memset(&a, 0, sizeof a);
@@ -498,7 +476,7 @@ static void stage_test(h_rng *r, int H, int qlen, int seq, int fp8, int scales) 
     EXPECT_OK(g_gpu, rs);
     if (rc == MLA_OK && rs == MLA_OK) {
         float *g = (float *)h_alloc(sizeof(float) * dbg_n);
-        dev_get(g, d_dbg, sizeof(float) * dbg_n);
+        h_dev_get(g_gpu, g, d_dbg, sizeof(float) * dbg_n);
         /* raw S of keys past seq_len is unspecified (the TMA path copies whatever the page holds
          * there; those keys are masked before the softmax): compare keys < seq_len only */
         for (int rr = 0; rr < 64; rr++)

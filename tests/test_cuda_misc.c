@@ -16,55 +16,16 @@ static int g_quick;
 /* ------------------------------------------------------------------------------------------ */
 /* Device memory helpers (abort on failure: a harness problem, not a case result)               */
 
-static void *dev_put(const void *host, size_t n) {
-    void *d = NULL;
-    if (mla_malloc(g_gpu, n ? n : 16, &d) != MLA_OK) {
-        fprintf(stderr, "device malloc of %zu bytes failed: %s\n", n, mla_ctx_last_error(g_gpu));
-        exit(2);
-    }
-    if (n && host && mla_memcpy_to_backend(g_gpu, d, host, n) != MLA_OK) {
-        fprintf(stderr, "copy to device failed: %s\n", mla_ctx_last_error(g_gpu));
-        exit(2);
-    }
-    return d;
-}
-static void dev_get(void *host, const void *d, size_t n) {
-    if (n && mla_memcpy_to_host(g_gpu, host, d, n) != MLA_OK) {
-        fprintf(stderr, "copy to host failed: %s\n", mla_ctx_last_error(g_gpu));
-        exit(2);
-    }
-}
 static void *dup_host(const void *p, size_t n) {
     void *q = h_alloc(n);
     if (n) memcpy(q, p, n);
     return q;
 }
 
-/* NaN-heavy garbage: f32 NaN, bf16 NaN pairs, e4m3 NaN bytes, random words */
-static void fill_garbage(h_rng *r, void *buf, size_t n) {
-    uint8_t *p = (uint8_t *)buf;
-    for (size_t i = 0; i < n; i += 4) {
-        uint32_t w;
-        switch (h_next(r) % 4) {
-        case 0: w = 0x7fc00000u; break;
-        case 1: w = 0x7fc07fc0u; break;
-        case 2: w = 0x7f7f7f7fu; break;
-        default: w = (uint32_t)h_next(r); break;
-        }
-        for (size_t k = 0; k < 4 && i + k < n; k++) p[i + k] = (uint8_t)(w >> (8 * k));
-    }
-}
 
-/* first differing byte, or -1 */
-static int64_t first_diff(const void *a, const void *b, size_t n) {
-    const uint8_t *x = (const uint8_t *)a, *y = (const uint8_t *)b;
-    for (size_t i = 0; i < n; i++)
-        if (x[i] != y[i]) return (int64_t)i;
-    return -1;
-}
 #define EXPECT_SAME_BYTES(gpu, cpu, n, what)                                                          \
     do {                                                                                              \
-        int64_t d_ = first_diff((gpu), (cpu), (n));                                                   \
+        int64_t d_ = h_first_diff((gpu), (cpu), (n));                                                   \
         EXPECT(d_ < 0, "%s differs at byte %lld of %zu: cuda %02x cpu %02x", (what), (long long)d_,   \
                (size_t)(n), d_ < 0 ? 0 : ((const uint8_t *)(gpu))[d_], d_ < 0 ? 0 : ((const uint8_t *)(cpu))[d_]); \
     } while (0)
@@ -115,9 +76,9 @@ static void batch_make(h_rng *r, tbatch *b, int B, const int *qlen, const int *s
             b->bt[i * b->bt_stride + p] = p < pg ? perm[k++] : ((p & 1) ? INT32_MAX : 2147480000);
     }
     free(perm);
-    b->d_q_off = (int32_t *)dev_put(b->q_off, sizeof(int32_t) * (size_t)(B + 1));
-    b->d_seq = (int32_t *)dev_put(b->seq, sizeof(int32_t) * (size_t)B);
-    b->d_bt = (int32_t *)dev_put(b->bt, sizeof(int32_t) * (size_t)(B * b->bt_stride));
+    b->d_q_off = (int32_t *)h_dev_put(g_gpu, b->q_off, sizeof(int32_t) * (size_t)(B + 1));
+    b->d_seq = (int32_t *)h_dev_put(g_gpu, b->seq, sizeof(int32_t) * (size_t)B);
+    b->d_bt = (int32_t *)h_dev_put(g_gpu, b->bt, sizeof(int32_t) * (size_t)(B * b->bt_stride));
 }
 static void batch_free(tbatch *b) {
     free(b->bt);
@@ -202,16 +163,16 @@ static void case_cache_store(h_rng *r, mla_format fmt, int page_size, int B, con
     const int64_t rs = MLA_KEY_DIM + stride_pad;
     const size_t rows_n = (size_t)(T ? T : 1) * (size_t)rs;
     uint16_t *rows = (uint16_t *)h_alloc(rows_n * 2);
-    fill_garbage(r, rows, rows_n * 2);
+    h_fill_garbage(r, rows, rows_n * 2);
     for (int t = 0; t < T; t++) gen_bf16(r, rows + (int64_t)t * rs, MLA_KEY_DIM, 128);
     const int64_t page_stride = (int64_t)mla_cache_page_bytes(fmt, page_size, 0) + page_pad;
     const size_t pool_n = (size_t)b.num_pages * (size_t)page_stride;
     uint8_t *pool = (uint8_t *)h_alloc(pool_n);
-    fill_garbage(r, pool, pool_n);
+    h_fill_garbage(r, pool, pool_n);
     const int64_t sig_stride = page_size + h_int(r, 0, 1);
     const size_t sig_n = (size_t)b.num_pages * (size_t)sig_stride * 4;
     float *sigma = (float *)h_alloc(sig_n);
-    fill_garbage(r, sigma, sig_n);
+    h_fill_garbage(r, sigma, sig_n);
 
     /* CPU */
     uint8_t *pool_cpu = (uint8_t *)dup_host(pool, pool_n);
@@ -234,7 +195,7 @@ static void case_cache_store(h_rng *r, mla_format fmt, int page_size, int B, con
     } else {
         EXPECT_OK(g_cpu, rc);
         /* CUDA */
-        void *d_rows = dev_put(rows, rows_n * 2), *d_pool = dev_put(pool, pool_n), *d_sig = dev_put(sigma, sig_n);
+        void *d_rows = h_dev_put(g_gpu, rows, rows_n * 2), *d_pool = h_dev_put(g_gpu, pool, pool_n), *d_sig = h_dev_put(g_gpu, sigma, sig_n);
         a.rows = (const uint16_t *)d_rows;
         a.cache.base = d_pool;
         a.cache.sigma = fmt == MLA_KV_FP8_ROPE_AWARE ? (float *)d_sig : NULL;
@@ -243,12 +204,12 @@ static void case_cache_store(h_rng *r, mla_format fmt, int page_size, int B, con
         EXPECT_OK(g_gpu, rc);
         uint8_t *pool_gpu = (uint8_t *)h_alloc(pool_n);
         float *sig_gpu = (float *)h_alloc(sig_n);
-        dev_get(pool_gpu, d_pool, pool_n);
-        dev_get(sig_gpu, d_sig, sig_n);
+        h_dev_get(g_gpu, pool_gpu, d_pool, pool_n);
+        h_dev_get(g_gpu, sig_gpu, d_sig, sig_n);
         EXPECT_SAME_BYTES(pool_gpu, pool_cpu, pool_n, "cache pool");
         EXPECT_SAME_BYTES(sig_gpu, sig_cpu, sig_n, "sigma pool");
         /* the CPU must have written something when a token was stored (the test tests) */
-        if (T > 0) EXPECT(first_diff(pool_cpu, pool, pool_n) >= 0, "no byte changed: case stores nothing");
+        if (T > 0) EXPECT(h_first_diff(pool_cpu, pool, pool_n) >= 0, "no byte changed: case stores nothing");
         free(pool_gpu);
         free(sig_gpu);
         mla_free(g_gpu, d_rows);
@@ -273,7 +234,7 @@ static void case_quantize_q(h_rng *r, int T, int H, int pad_h, int pad_t, int ou
     const int64_t oh = 640 + out_pad_h, ot = H * oh + out_pad_t;
     const size_t q_n = (size_t)T * (size_t)qt, o_n = (size_t)T * (size_t)ot;
     uint16_t *q = (uint16_t *)h_alloc(q_n * 2);
-    fill_garbage(r, q, q_n * 2);
+    h_fill_garbage(r, q, q_n * 2);
     for (int t = 0; t < T; t++) {
         int kind = h_int(r, 0, 5);
         for (int h = 0; h < H; h++) {
@@ -285,9 +246,9 @@ static void case_quantize_q(h_rng *r, int T, int H, int pad_h, int pad_t, int ou
         if (kind == 1) q[t * qt + h_int(r, 0, H - 1) * qh + h_int(r, 0, 511)] = bf16_of(5000.0); /* outlier */
     }
     uint8_t *out = (uint8_t *)h_alloc(o_n);
-    fill_garbage(r, out, o_n);
+    h_fill_garbage(r, out, o_n);
     float *sig = (float *)h_alloc((size_t)T * 4);
-    fill_garbage(r, sig, (size_t)T * 4);
+    h_fill_garbage(r, sig, (size_t)T * 4);
 
     uint8_t *out_cpu = (uint8_t *)dup_host(out, o_n);
     float *sig_cpu = (float *)dup_host(sig, (size_t)T * 4);
@@ -306,7 +267,7 @@ static void case_quantize_q(h_rng *r, int T, int H, int pad_h, int pad_t, int ou
         h_skip("CPU oracle not implemented");
     } else {
         EXPECT_OK(g_cpu, rc);
-        void *d_q = dev_put(q, q_n * 2), *d_out = dev_put(out, o_n), *d_sig = dev_put(sig, (size_t)T * 4);
+        void *d_q = h_dev_put(g_gpu, q, q_n * 2), *d_out = h_dev_put(g_gpu, out, o_n), *d_sig = h_dev_put(g_gpu, sig, (size_t)T * 4);
         a.q = (const uint16_t *)d_q;
         a.q_out = (uint8_t *)d_out;
         a.q_sigma = (float *)d_sig;
@@ -314,8 +275,8 @@ static void case_quantize_q(h_rng *r, int T, int H, int pad_h, int pad_t, int ou
         EXPECT_OK(g_gpu, rc);
         uint8_t *out_gpu = (uint8_t *)h_alloc(o_n);
         float *sig_gpu = (float *)h_alloc((size_t)T * 4);
-        dev_get(out_gpu, d_out, o_n);
-        dev_get(sig_gpu, d_sig, (size_t)T * 4);
+        h_dev_get(g_gpu, out_gpu, d_out, o_n);
+        h_dev_get(g_gpu, sig_gpu, d_sig, (size_t)T * 4);
         EXPECT_SAME_BYTES(out_gpu, out_cpu, o_n, "q_out");
         EXPECT_SAME_BYTES(sig_gpu, sig_cpu, (size_t)T * 4, "q_sigma");
         free(out_gpu);
@@ -346,12 +307,12 @@ static void case_indexer_cache_store(h_rng *r, int D, int page_size, int B, cons
     const int64_t ks = D + stride_pad;
     const size_t k_n = (size_t)(T ? T : 1) * (size_t)ks;
     uint16_t *k = (uint16_t *)h_alloc(k_n * 2);
-    fill_garbage(r, k, k_n * 2);
+    h_fill_garbage(r, k, k_n * 2);
     for (int t = 0; t < T; t++) gen_bf16(r, k + (int64_t)t * ks, D, D);
     const int64_t page_stride = (int64_t)mla_cache_page_bytes(MLA_IDX_FP8, page_size, D) + page_pad;
     const size_t pool_n = (size_t)b.num_pages * (size_t)page_stride;
     uint8_t *pool = (uint8_t *)h_alloc(pool_n);
-    fill_garbage(r, pool, pool_n);
+    h_fill_garbage(r, pool, pool_n);
 
     uint8_t *pool_cpu = (uint8_t *)dup_host(pool, pool_n);
     mla_indexer_cache_store_args a = {0};
@@ -370,16 +331,16 @@ static void case_indexer_cache_store(h_rng *r, int D, int page_size, int B, cons
         h_skip("CPU oracle not implemented");
     } else {
         EXPECT_OK(g_cpu, rc);
-        void *d_k = dev_put(k, k_n * 2), *d_pool = dev_put(pool, pool_n);
+        void *d_k = h_dev_put(g_gpu, k, k_n * 2), *d_pool = h_dev_put(g_gpu, pool, pool_n);
         a.k = (const uint16_t *)d_k;
         a.cache.base = d_pool;
         a.batch = batch_dev(&b);
         rc = mla_indexer_cache_store(g_gpu, &a);
         EXPECT_OK(g_gpu, rc);
         uint8_t *pool_gpu = (uint8_t *)h_alloc(pool_n);
-        dev_get(pool_gpu, d_pool, pool_n);
+        h_dev_get(g_gpu, pool_gpu, d_pool, pool_n);
         EXPECT_SAME_BYTES(pool_gpu, pool_cpu, pool_n, "indexer cache pool");
-        if (T > 0) EXPECT(first_diff(pool_cpu, pool, pool_n) >= 0, "no byte changed: case stores nothing");
+        if (T > 0) EXPECT(h_first_diff(pool_cpu, pool, pool_n) >= 0, "no byte changed: case stores nothing");
         free(pool_gpu);
         mla_free(g_gpu, d_k);
         mla_free(g_gpu, d_pool);
@@ -422,7 +383,7 @@ static void case_indices_to_slots(h_rng *r, int page_size, int B, const int *qle
                 idx[(int64_t)t * is + j] = v;
             }
     int32_t *slots = (int32_t *)h_alloc(out_n * 4);
-    fill_garbage(r, slots, out_n * 4);
+    h_fill_garbage(r, slots, out_n * 4);
     int32_t *slots_cpu = (int32_t *)dup_host(slots, out_n * 4);
 
     mla_indices_to_slots_args a = {0};
@@ -440,14 +401,14 @@ static void case_indices_to_slots(h_rng *r, int page_size, int B, const int *qle
         h_skip("CPU oracle not implemented");
     } else {
         EXPECT_OK(g_cpu, rc);
-        void *d_idx = dev_put(idx, in_n * 4), *d_slots = dev_put(slots, out_n * 4);
+        void *d_idx = h_dev_put(g_gpu, idx, in_n * 4), *d_slots = h_dev_put(g_gpu, slots, out_n * 4);
         a.batch = batch_dev(&b);
         a.indices = (const int32_t *)d_idx;
         a.slots = (int32_t *)d_slots;
         rc = mla_indices_to_slots(g_gpu, &a);
         EXPECT_OK(g_gpu, rc);
         int32_t *slots_gpu = (int32_t *)h_alloc(out_n * 4);
-        dev_get(slots_gpu, d_slots, out_n * 4);
+        h_dev_get(g_gpu, slots_gpu, d_slots, out_n * 4);
         EXPECT_SAME_BYTES(slots_gpu, slots_cpu, out_n * 4, "slots");
         free(slots_gpu);
         mla_free(g_gpu, d_idx);
@@ -497,7 +458,7 @@ static void case_indexer(h_rng *r, const idx_case *c) {
     const int64_t qst = (int64_t)H * D + c->q_pad;
     const size_t q_n = (size_t)(T ? T : 1) * (size_t)qst;
     uint8_t *q = (uint8_t *)h_alloc(q_n);
-    fill_garbage(r, q, q_n);
+    h_fill_garbage(r, q, q_n);
     for (int t = 0; t < T; t++)
         for (int i = 0; i < H * D; i++) q[t * qst + i] = rand_e4m3(r, 1.5);
     float *qs = (float *)h_alloc(sizeof(float) * (size_t)(T ? T : 1) * H);
@@ -507,7 +468,7 @@ static void case_indexer(h_rng *r, const idx_case *c) {
     const int64_t page_stride = (int64_t)mla_cache_page_bytes(MLA_IDX_FP8, c->page_size, D) + c->page_pad;
     const size_t pool_n = (size_t)b.num_pages * (size_t)page_stride;
     uint8_t *pool = (uint8_t *)h_alloc(pool_n);
-    fill_garbage(r, pool, pool_n);
+    h_fill_garbage(r, pool, pool_n);
     for (int i = 0; i < b.B; i++) {
         const int pow2_scales = h_int(r, 0, 1);
         for (int64_t p = 0; p < b.seq[i]; p++) {
@@ -534,7 +495,7 @@ static void case_indexer(h_rng *r, const idx_case *c) {
     /* CPU oracle: always with logits */
     const size_t lg_n = (size_t)(T ? T : 1) * (size_t)ls;
     float *lg_cpu = (float *)h_alloc(lg_n * 4);
-    fill_garbage(r, lg_cpu, lg_n * 4);
+    h_fill_garbage(r, lg_cpu, lg_n * 4);
     const int64_t ist = (int64_t)c->top_k + c->idx_pad;
     const size_t ind_n = (size_t)(T ? T : 1) * (size_t)ist;
     int32_t *ind_init = (int32_t *)h_alloc(ind_n * 4);
@@ -567,8 +528,8 @@ static void case_indexer(h_rng *r, const idx_case *c) {
         h_skip("CPU oracle not implemented");
     } else {
         EXPECT_OK(g_cpu, rc);
-        void *d_q = dev_put(q, q_n), *d_qs = dev_put(qs, sizeof(float) * (size_t)(T ? T : 1) * H);
-        void *d_pool = dev_put(pool, pool_n), *d_ind = dev_put(ind_init, ind_n * 4);
+        void *d_q = h_dev_put(g_gpu, q, q_n), *d_qs = h_dev_put(g_gpu, qs, sizeof(float) * (size_t)(T ? T : 1) * H);
+        void *d_pool = h_dev_put(g_gpu, pool, pool_n), *d_ind = h_dev_put(g_gpu, ind_init, ind_n * 4);
         void *d_lg = NULL, *d_ws = NULL;
         a.q = (const uint8_t *)d_q;
         a.q_s = (const float *)d_qs;
@@ -578,8 +539,8 @@ static void case_indexer(h_rng *r, const idx_case *c) {
         a.max_seq_len = max_seq + (c->use_logits ? 0 : h_int(r, 0, 5));
         if (c->use_logits) {
             float *init = (float *)h_alloc(lg_n * 4);
-            fill_garbage(r, init, lg_n * 4);
-            d_lg = dev_put(init, lg_n * 4);
+            h_fill_garbage(r, init, lg_n * 4);
+            d_lg = h_dev_put(g_gpu, init, lg_n * 4);
             free(init);
             a.logits = (float *)d_lg;
         } else {
@@ -593,16 +554,16 @@ static void case_indexer(h_rng *r, const idx_case *c) {
                        "missing workspace: status %s (%s)", mla_status_str(rc0), mla_ctx_last_error(g_gpu));
             size_t ws = mla_indexer_workspace_size(g_gpu, &a);
             EXPECT(ws >= (size_t)T * (size_t)a.max_seq_len * 4, "workspace size %zu below the scores", ws);
-            a.workspace = d_ws = dev_put(NULL, ws);
+            a.workspace = d_ws = h_dev_put(g_gpu, NULL, ws);
             a.workspace_bytes = ws;
         }
         rc = mla_indexer(g_gpu, &a);
         EXPECT_OK(g_gpu, rc);
         int32_t *ind_gpu = (int32_t *)h_alloc(ind_n * 4);
-        dev_get(ind_gpu, d_ind, ind_n * 4);
+        h_dev_get(g_gpu, ind_gpu, d_ind, ind_n * 4);
         if (rc == MLA_OK && c->use_logits) {
             float *lg_gpu = (float *)h_alloc(lg_n * 4);
-            dev_get(lg_gpu, d_lg, lg_n * 4);
+            h_dev_get(g_gpu, lg_gpu, d_lg, lg_n * 4);
             for (int t = 0; t < T && !h_case_bad; t++) {
                 const float *x = lg_gpu + t * ls, *y = lg_cpu + t * ls;
                 double rmax = 0;
@@ -673,8 +634,8 @@ static void case_guards(h_rng *r) {
         const size_t pool_n = (size_t)b.num_pages * (size_t)ps, sig_n = (size_t)b.num_pages * 16 * 4;
         uint8_t *pool = (uint8_t *)h_alloc(pool_n);
         float *sig = (float *)h_alloc(sig_n);
-        fill_garbage(r, pool, pool_n);
-        fill_garbage(r, sig, sig_n);
+        h_fill_garbage(r, pool, pool_n);
+        h_fill_garbage(r, sig, sig_n);
         uint8_t *pool_cpu = (uint8_t *)dup_host(pool, pool_n);
         float *sig_cpu = (float *)dup_host(sig, sig_n);
         mla_cache_store_args a = {0};
@@ -691,8 +652,8 @@ static void case_guards(h_rng *r) {
         if (rc == MLA_ERR_UNSUPPORTED) h_skip("CPU oracle not implemented");
         else {
             EXPECT_OK(g_cpu, rc);
-            void *d_rows = dev_put(rows, (size_t)T * MLA_KEY_DIM * 2), *d_pool = dev_put(pool, pool_n),
-                 *d_sig = dev_put(sig, sig_n);
+            void *d_rows = h_dev_put(g_gpu, rows, (size_t)T * MLA_KEY_DIM * 2), *d_pool = h_dev_put(g_gpu, pool, pool_n),
+                 *d_sig = h_dev_put(g_gpu, sig, sig_n);
             a.num_tokens = T;
             a.rows = (const uint16_t *)d_rows;
             a.cache.base = d_pool;
@@ -700,8 +661,8 @@ static void case_guards(h_rng *r) {
             a.batch = bd;
             rc = mla_cache_store(g_gpu, &a);
             EXPECT_OK(g_gpu, rc);
-            dev_get(pool, d_pool, pool_n);
-            dev_get(sig, d_sig, sig_n);
+            h_dev_get(g_gpu, pool, d_pool, pool_n);
+            h_dev_get(g_gpu, sig, d_sig, sig_n);
             EXPECT_SAME_BYTES(pool, pool_cpu, pool_n, "cache pool");
             EXPECT_SAME_BYTES(sig, sig_cpu, sig_n, "sigma pool");
             mla_free(g_gpu, d_rows);
@@ -718,7 +679,7 @@ static void case_guards(h_rng *r) {
         const int64_t ps = (int64_t)mla_cache_page_bytes(MLA_IDX_FP8, 16, 128);
         const size_t pool_n = (size_t)b.num_pages * (size_t)ps;
         uint8_t *pool = (uint8_t *)h_alloc(pool_n);
-        fill_garbage(r, pool, pool_n);
+        h_fill_garbage(r, pool, pool_n);
         uint8_t *pool_cpu = (uint8_t *)dup_host(pool, pool_n);
         mla_indexer_cache_store_args a = {0};
         a.num_tokens = Tg;
@@ -734,14 +695,14 @@ static void case_guards(h_rng *r) {
         if (rc == MLA_ERR_UNSUPPORTED) h_skip("CPU oracle not implemented");
         else {
             EXPECT_OK(g_cpu, rc);
-            void *d_k = dev_put(k, (size_t)T * 128 * 2), *d_pool = dev_put(pool, pool_n);
+            void *d_k = h_dev_put(g_gpu, k, (size_t)T * 128 * 2), *d_pool = h_dev_put(g_gpu, pool, pool_n);
             a.num_tokens = T;
             a.k = (const uint16_t *)d_k;
             a.cache.base = d_pool;
             a.batch = bd;
             rc = mla_indexer_cache_store(g_gpu, &a);
             EXPECT_OK(g_gpu, rc);
-            dev_get(pool, d_pool, pool_n);
+            h_dev_get(g_gpu, pool, d_pool, pool_n);
             EXPECT_SAME_BYTES(pool, pool_cpu, pool_n, "indexer cache pool");
             mla_free(g_gpu, d_k);
             mla_free(g_gpu, d_pool);
@@ -768,14 +729,14 @@ static void case_guards(h_rng *r) {
         if (rc == MLA_ERR_UNSUPPORTED) h_skip("CPU oracle not implemented");
         else {
             EXPECT_OK(g_cpu, rc);
-            void *d_idx = dev_put(idx, (size_t)T * K * 4), *d_sl = dev_put(NULL, (size_t)T * K * 4);
+            void *d_idx = h_dev_put(g_gpu, idx, (size_t)T * K * 4), *d_sl = h_dev_put(g_gpu, NULL, (size_t)T * K * 4);
             a.num_tokens = T;
             a.batch = bd;
             a.indices = (const int32_t *)d_idx;
             a.slots = (int32_t *)d_sl;
             rc = mla_indices_to_slots(g_gpu, &a);
             EXPECT_OK(g_gpu, rc);
-            dev_get(sl_gpu, d_sl, (size_t)T * K * 4);
+            h_dev_get(g_gpu, sl_gpu, d_sl, (size_t)T * K * 4);
             EXPECT_SAME_BYTES(sl_gpu, sl_cpu, (size_t)Tg * K * 4, "slots of the valid rows");
             for (int i = Tg * K; i < T * K; i++)
                 if (!EXPECT(sl_gpu[i] == -1, "slots[%d][%d] = %d, want -1", i / K, i % K, sl_gpu[i])) break;
@@ -796,7 +757,7 @@ static void case_guards(h_rng *r) {
         const int64_t ps = (int64_t)mla_cache_page_bytes(MLA_IDX_FP8, 16, D);
         const size_t pool_n = (size_t)b.num_pages * (size_t)ps;
         uint8_t *pool = (uint8_t *)h_alloc(pool_n);
-        fill_garbage(r, pool, pool_n);
+        h_fill_garbage(r, pool, pool_n);
         for (int i = 0; i < 2; i++)
             for (int64_t p = 0; p < b.seq[i]; p++) {
                 int32_t slot;
@@ -830,9 +791,9 @@ static void case_guards(h_rng *r) {
         if (rc == MLA_ERR_UNSUPPORTED) h_skip("CPU oracle not implemented");
         else {
             EXPECT_OK(g_cpu, rc);
-            void *d_q = dev_put(q, (size_t)T * H * D), *d_qs = dev_put(qs, (size_t)T * H * 4);
-            void *d_pool = dev_put(pool, pool_n), *d_lg = dev_put(NULL, (size_t)T * ls * 4);
-            void *d_ind = dev_put(NULL, (size_t)T * top_k * 4);
+            void *d_q = h_dev_put(g_gpu, q, (size_t)T * H * D), *d_qs = h_dev_put(g_gpu, qs, (size_t)T * H * 4);
+            void *d_pool = h_dev_put(g_gpu, pool, pool_n), *d_lg = h_dev_put(g_gpu, NULL, (size_t)T * ls * 4);
+            void *d_ind = h_dev_put(g_gpu, NULL, (size_t)T * top_k * 4);
             a.num_tokens = T;
             a.q = (const uint8_t *)d_q;
             a.q_s = (const float *)d_qs;
@@ -842,8 +803,8 @@ static void case_guards(h_rng *r) {
             a.logits = (float *)d_lg;
             rc = mla_indexer(g_gpu, &a);
             EXPECT_OK(g_gpu, rc);
-            dev_get(lg_gpu, d_lg, (size_t)T * ls * 4);
-            dev_get(ind_gpu, d_ind, (size_t)T * top_k * 4);
+            h_dev_get(g_gpu, lg_gpu, d_lg, (size_t)T * ls * 4);
+            h_dev_get(g_gpu, ind_gpu, d_ind, (size_t)T * top_k * 4);
             for (int t = 0; t < Tg && !h_case_bad; t++) {
                 char msg[300];
                 double rmax = 0;

@@ -82,20 +82,6 @@ static void put_f32(uint8_t *p, float v) { memcpy(p, &v, 4); }
 /* ------------------------------------------------------------------------------------------ */
 /* Generated inputs                                                                            */
 
-/* NaN-heavy garbage: f32 NaN, bf16 NaN pairs, e4m3 NaN bytes, random words */
-static void fill_garbage(h_rng *r, void *buf, size_t n) {
-    uint8_t *p = (uint8_t *)buf;
-    for (size_t i = 0; i < n; i += 4) {
-        uint32_t w;
-        switch (h_next(r) % 4) {
-        case 0: w = 0x7fc00000u; break;
-        case 1: w = 0x7fc07fc0u; break;
-        case 2: w = 0x7f7f7f7fu; break;
-        default: w = (uint32_t)h_next(r); break;
-        }
-        for (size_t k = 0; k < 4 && i + k < n; k++) p[i + k] = (uint8_t)(w >> (8 * k));
-    }
-}
 
 /* A value that sits exactly on the midpoint of two neighbouring e4m3 codes (times 2^k). */
 static double e4m3_midpoint(h_rng *r, int k) {
@@ -206,13 +192,6 @@ static mla_batch as_batch(const tbatch *tb) {
     return b;
 }
 
-/* index of the first differing byte, or -1 */
-static int64_t first_diff(const void *a, const void *b, size_t n) {
-    const uint8_t *x = (const uint8_t *)a, *y = (const uint8_t *)b;
-    for (size_t i = 0; i < n; i++)
-        if (x[i] != y[i]) return (int64_t)i;
-    return -1;
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* mla_cache_store                                                                             */
@@ -262,9 +241,9 @@ static void run_cache_store(mla_ctx *ctx, h_rng *r, const store_case *sc, const 
     uint8_t *cache = (uint8_t *)h_alloc(pool), *want = (uint8_t *)h_alloc(pool);
     float *sig = (float *)h_alloc(sig_n * 4), *want_sig = (float *)h_alloc(sig_n * 4);
     uint16_t *rows = (uint16_t *)h_alloc(sizeof(uint16_t) * (size_t)(tb.T * rs));
-    fill_garbage(r, cache, pool);
-    fill_garbage(r, sig, sig_n * 4);
-    fill_garbage(r, rows, sizeof(uint16_t) * (size_t)(tb.T * rs)); /* stride padding: never read */
+    h_fill_garbage(r, cache, pool);
+    h_fill_garbage(r, sig, sig_n * 4);
+    h_fill_garbage(r, rows, sizeof(uint16_t) * (size_t)(tb.T * rs)); /* stride padding: never read */
     for (int t = 0; t < tb.T; t++) gen_row(r, rows + t * rs, 512, 128, 64, t % ROW_KINDS);
     memcpy(want, cache, pool);
     memcpy(want_sig, sig, sig_n * 4);
@@ -305,12 +284,12 @@ static void run_cache_store(mla_ctx *ctx, h_rng *r, const store_case *sc, const 
     a.batch = as_batch(&tb);
     mla_status rc = sc->bad_page_request >= 0 ? mla_cpu_cache_store(ctx, &a) : mla_cache_store(ctx, &a);
     EXPECT_OK(ctx, rc);
-    int64_t at = first_diff(cache, want, pool);
+    int64_t at = h_first_diff(cache, want, pool);
     if (at >= 0)
         EXPECT(0, "cache byte %lld (page %lld, byte %lld of the page) is %02x, want %02x (T=%d, %d rows written)",
                (long long)at, (long long)(at / page_stride), (long long)(at % page_stride), cache[at], want[at], tb.T,
                written);
-    at = first_diff(sig, want_sig, sig_n * 4);
+    at = h_first_diff(sig, want_sig, sig_n * 4);
     EXPECT(at < 0, "sigma pool differs at float %lld", (long long)(at / 4));
     if (bad_page >= 0) EXPECT(written < tb.T, "the guard case must have a skipped token");
     free(cache); free(want); free(sig); free(want_sig); free(rows);
@@ -344,7 +323,7 @@ static void test_cache_store(mla_ctx *ctx, h_rng *r) {
     h_begin("cache_store: zero tokens writes nothing");
     {
         uint8_t cache[1152 * 2], before[sizeof cache];
-        fill_garbage(r, cache, sizeof cache);
+        h_fill_garbage(r, cache, sizeof cache);
         memcpy(before, cache, sizeof cache);
         int32_t qo[2] = {0, 0}, sl[1] = {2}, bt[1] = {0};
         mla_cache_store_args a = {0};
@@ -378,9 +357,9 @@ static void run_quantize_q(mla_ctx *ctx, h_rng *r, int T, int H, int padded) {
     uint16_t *q = (uint16_t *)h_alloc(qn * 2);
     uint8_t *out = (uint8_t *)h_alloc(on), *want = (uint8_t *)h_alloc(on);
     float *sig = (float *)h_alloc((size_t)(T + 4) * 4), *want_sig = (float *)h_alloc((size_t)(T + 4) * 4);
-    fill_garbage(r, q, qn * 2);
-    fill_garbage(r, out, on);
-    fill_garbage(r, sig, (size_t)(T + 4) * 4);
+    h_fill_garbage(r, q, qn * 2);
+    h_fill_garbage(r, out, on);
+    h_fill_garbage(r, sig, (size_t)(T + 4) * 4);
     memcpy(want_sig, sig, (size_t)(T + 4) * 4);
     for (int t = 0; t < T; t++) {
         int kind = t % Q_KINDS, k = h_int(r, -3, 3);
@@ -425,11 +404,11 @@ static void run_quantize_q(mla_ctx *ctx, h_rng *r, int T, int H, int padded) {
     if (padded) { a.q_stride_t = qt; a.q_stride_h = qh; a.q_out_stride_t = ot; a.q_out_stride_h = oh; }
     mla_status rc = mla_quantize_q_rope_aware(ctx, &a);
     EXPECT_OK(ctx, rc);
-    int64_t at = first_diff(out, want, on);
+    int64_t at = h_first_diff(out, want, on);
     if (at >= 0)
         EXPECT(0, "q_out byte %lld (t %lld, h %lld, byte %lld) is %02x, want %02x", (long long)at, (long long)(at / ot),
                (long long)(at % ot / oh), (long long)(at % ot % oh), out[at], want[at]);
-    at = first_diff(sig, want_sig, (size_t)(T + 4) * 4);
+    at = h_first_diff(sig, want_sig, (size_t)(T + 4) * 4);
     EXPECT(at < 0, "q_sigma differs at float %lld (T = %d; entries >= T must stay)", (long long)(at / 4), T);
     /* the special tokens did what they are for */
     if (T > Q_ZERO_TOKEN) EXPECT(sig[Q_ZERO_TOKEN] == ldexpf(1, -13), "all-zero token: sigma %g, want 2^-13", sig[Q_ZERO_TOKEN]);
@@ -477,8 +456,8 @@ static void run_indices_to_slots(mla_ctx *ctx, h_rng *r, int page_size, int B, i
     int32_t *ind = (int32_t *)h_alloc(sizeof(int32_t) * (size_t)(T * is));
     int32_t *slots = (int32_t *)h_alloc(sizeof(int32_t) * (size_t)(T * ss));
     int32_t *want = (int32_t *)h_alloc(sizeof(int32_t) * (size_t)(T * ss));
-    fill_garbage(r, ind, sizeof(int32_t) * (size_t)(T * is));
-    fill_garbage(r, slots, sizeof(int32_t) * (size_t)(T * ss));
+    h_fill_garbage(r, ind, sizeof(int32_t) * (size_t)(T * is));
+    h_fill_garbage(r, slots, sizeof(int32_t) * (size_t)(T * ss));
     int kinds_seen[8] = {0};
     for (int t = 0; t < T; t++) {
         int b = 0;
@@ -527,7 +506,7 @@ static void run_indices_to_slots(mla_ctx *ctx, h_rng *r, int page_size, int B, i
     if (padded) { a.indices_stride_t = is; a.slots_stride_t = ss; }
     mla_status rc = guard ? mla_cpu_indices_to_slots(ctx, &a) : mla_indices_to_slots(ctx, &a);
     EXPECT_OK(ctx, rc);
-    int64_t at = first_diff(slots, want, sizeof(int32_t) * (size_t)(T * ss));
+    int64_t at = h_first_diff(slots, want, sizeof(int32_t) * (size_t)(T * ss));
     if (at >= 0) {
         int64_t e = at / 4;
         EXPECT(0, "slots[%lld][%lld] = %d, want %d (index %d)", (long long)(e / ss), (long long)(e % ss), slots[e],
@@ -578,8 +557,8 @@ static void run_indexer_store(mla_ctx *ctx, h_rng *r, int D, int page_size, int 
     int64_t ks = D + (padded ? 8 : 0);
     uint8_t *cache = (uint8_t *)h_alloc(pool), *want = (uint8_t *)h_alloc(pool);
     uint16_t *k = (uint16_t *)h_alloc(sizeof(uint16_t) * (size_t)(tb.T * ks));
-    fill_garbage(r, cache, pool);
-    fill_garbage(r, k, sizeof(uint16_t) * (size_t)(tb.T * ks));
+    h_fill_garbage(r, cache, pool);
+    h_fill_garbage(r, k, sizeof(uint16_t) * (size_t)(tb.T * ks));
     for (int t = 0; t < tb.T; t++) gen_row(r, k + t * ks, D, D, 0, t % ROW_KINDS);
     if (guard) tb.block_table[(tb.seq_lens[0] - 1) / page_size] = tb.num_pages + 5; /* request 0's last token */
     memcpy(want, cache, pool);
@@ -610,7 +589,7 @@ static void run_indexer_store(mla_ctx *ctx, h_rng *r, int D, int page_size, int 
     a.batch = as_batch(&tb);
     mla_status rc = guard ? mla_cpu_indexer_cache_store(ctx, &a) : mla_indexer_cache_store(ctx, &a);
     EXPECT_OK(ctx, rc);
-    int64_t at = first_diff(cache, want, pool);
+    int64_t at = h_first_diff(cache, want, pool);
     if (at >= 0)
         EXPECT(0, "cache byte %lld (page %lld, byte %lld) is %02x, want %02x", (long long)at,
                (long long)(at / page_stride), (long long)(at % page_stride), cache[at], want[at]);
@@ -628,7 +607,7 @@ static void test_indexer_store(mla_ctx *ctx, h_rng *r) {
 
     h_begin("indexer_cache_store: zero tokens writes nothing");
     uint8_t cache[2 * 68], before[sizeof cache];
-    fill_garbage(r, cache, sizeof cache);
+    h_fill_garbage(r, cache, sizeof cache);
     memcpy(before, cache, sizeof cache);
     int32_t qo[3] = {0, 0, 0}, sl[2] = {1, 2}, bt[2] = {0, 0};
     mla_indexer_cache_store_args a = {0};

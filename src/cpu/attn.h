@@ -999,6 +999,17 @@ static inline void att_run(att_ws *w, int M, const int32_t *lim, const att_keys 
 /* ---- finishing ---------------------------------------------------------------------------- */
 
 /* Merges ns partial states (part + i * stride floats, each O[512], m, l) into the first. */
+/* Saves the running state (O[512], m, l) of nr rows as one split's partial rows at p
+ * (ATT_PART_ROW floats per row), for att_merge. */
+static inline void att_save_partial(float *p, int nr, const float *o, const float *m, const float *l) {
+    for (int r = 0; r < nr; r++) {
+        float *pr = p + (size_t)r * ATT_PART_ROW;
+        memcpy(pr, o + (size_t)r * ATT_V, ATT_V * sizeof(float));
+        pr[ATT_V] = m[r];
+        pr[ATT_V + 1] = l[r];
+    }
+}
+
 static inline void att_merge(float *part, int ns, int64_t stride) {
     float m = -INFINITY;
     for (int i = 0; i < ns; i++) {

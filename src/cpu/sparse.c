@@ -118,12 +118,7 @@ mla_status mla_cpu_sparse(mla_ctx *ctx, const mla_sparse_args *a) {
             } else {
                 /* partial state of row r of chunk s: parts[(part + s * nr + r) * ATT_PART_ROW] */
                 float *p = parts + (it->part + (int64_t)tasks[x].split * it->nr) * ATT_PART_ROW;
-                for (int r = 0; r < it->nr; r++) {
-                    float *pr = p + (size_t)r * ATT_PART_ROW;
-                    memcpy(pr, w.o + (size_t)r * ATT_V, ATT_V * sizeof(float));
-                    pr[ATT_V] = w.m[r];
-                    pr[ATT_V + 1] = w.l[r];
-                }
+                att_save_partial(p, it->nr, w.o, w.m, w.l);
             }
         }
 #pragma omp for schedule(dynamic, 4)
