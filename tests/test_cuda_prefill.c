@@ -12,8 +12,6 @@ static mla_ctx *cpu, *gpu;
 static h_rng rng = {0x5eedcafe1234ull};
 
 #define GUARD 64
-#define NAN16 0xFFFFu
-static const mla_tol TOL_BF16 = {1e-3, 2.0 / 128, 1e-5}; /* the bf16 rule (= MLA_TOL_OUT) */
 /* The fused lse has no SPEC tolerance (its intermediate roundings move it; golden README): both
  * backends round the same values, so a loose bound still catches a wrong softmax. */
 static const mla_tol TOL_LSE_FUSED = {1e-3, 1e-3, 0};
@@ -58,46 +56,51 @@ typedef struct {
     int pad; /* strides with gaps (NaN-filled) instead of contiguous */
 } pf_case;
 
-/* f64 reference of SPEC 4.3 on host arrays (strides resolved), writes r_out [T,H,128], r_lse [T,H] */
+/* f64 reference of SPEC 4.3 on host arrays (strides resolved), writes r_out [T,H,128], r_lse [T,H].
+ * Inputs are first widened to double per head (value = e4m3 * descale for e4m3). */
 static double pf_val(const mla_prefill_args *a, const void *base, int64_t i, double descale) {
     if (a->dtype == MLA_DTYPE_BF16) return bf(((const uint16_t *)base)[i]);
     return mla_e4m3_to_f32(((const uint8_t *)base)[i]) * descale;
 }
 static void ref_prefill(const mla_prefill_args *a, double *r_out, double *r_lse) {
-    const int H = a->num_heads;
-    double *sc = h_alloc(sizeof(double) * (size_t)(a->num_kv > 0 ? a->num_kv : 1));
-    for (int b = 0; b < a->num_requests; b++) {
-        int q0 = a->q_offsets[b], ql = a->q_offsets[b + 1] - q0, k0 = a->kv_offsets[b], kl = a->kv_offsets[b + 1] - k0;
-        for (int i = 0; i < ql; i++)
-            for (int h = 0; h < H; h++) {
-                int64_t t = q0 + i;
+    const int H = a->num_heads, T = a->num_tokens, S = a->num_kv;
+    double *Q = h_alloc(sizeof(double) * (size_t)T * 192), *K = h_alloc(sizeof(double) * ((size_t)S * 192 + 1));
+    double *V = h_alloc(sizeof(double) * ((size_t)S * 128 + 1)), *sc = h_alloc(sizeof(double) * ((size_t)S + 1));
+    for (int h = 0; h < H; h++) {
+        for (int64_t t = 0; t < T; t++)
+            for (int d = 0; d < 192; d++) Q[t * 192 + d] = pf_val(a, a->q, t * a->q_stride_t + h * a->q_stride_h + d, a->descale_q);
+        for (int64_t s = 0; s < S; s++) {
+            for (int d = 0; d < 128; d++) {
+                K[s * 192 + d] = pf_val(a, a->k_nope, s * a->k_nope_stride_s + h * a->k_nope_stride_h + d, a->descale_k);
+                V[s * 128 + d] = pf_val(a, a->v, s * a->v_stride_s + h * a->v_stride_h + d, a->descale_v);
+            }
+            for (int d = 0; d < 64; d++) K[s * 192 + 128 + d] = pf_val(a, a->k_rope, s * a->k_rope_stride_s + d, a->descale_k);
+        }
+        for (int b = 0; b < a->num_requests; b++) {
+            int q0 = a->q_offsets[b], ql = a->q_offsets[b + 1] - q0, k0 = a->kv_offsets[b], kl = a->kv_offsets[b + 1] - k0;
+            for (int i = 0; i < ql; i++) {
+                const int64_t t = q0 + i;
                 int lim = a->causal ? kl - ql + i + 1 : kl;
                 if (lim > kl) lim = kl;
-                double mx = -INFINITY;
+                double mx = -INFINITY, sum = 0, acc[128] = {0};
                 for (int j = 0; j < lim; j++) {
-                    int64_t s = k0 + j;
+                    const double *k = K + (int64_t)(k0 + j) * 192, *q = Q + t * 192;
                     double dot = 0;
-                    for (int d = 0; d < 192; d++) {
-                        double qv = pf_val(a, a->q, t * a->q_stride_t + h * a->q_stride_h + d, a->descale_q);
-                        double kv = d < 128 ? pf_val(a, a->k_nope, s * a->k_nope_stride_s + h * a->k_nope_stride_h + d, a->descale_k)
-                                            : pf_val(a, a->k_rope, s * a->k_rope_stride_s + d - 128, a->descale_k);
-                        dot += qv * kv;
-                    }
+                    for (int d = 0; d < 192; d++) dot += q[d] * k[d];
                     sc[j] = a->scale * dot;
                     if (sc[j] > mx) mx = sc[j];
                 }
-                double sum = 0, acc[128] = {0};
                 for (int j = 0; j < lim; j++) {
-                    double p = exp(sc[j] - mx);
+                    const double p = exp(sc[j] - mx), *v = V + (int64_t)(k0 + j) * 128;
                     sum += p;
-                    for (int d = 0; d < 128; d++)
-                        acc[d] += p * pf_val(a, a->v, (k0 + j) * a->v_stride_s + h * a->v_stride_h + d, a->descale_v);
+                    for (int d = 0; d < 128; d++) acc[d] += p * v[d];
                 }
                 for (int d = 0; d < 128; d++) r_out[(t * H + h) * 128 + d] = sum > 0 ? acc[d] / sum : 0.0;
                 r_lse[t * H + h] = sum > 0 ? mx + log(sum) : INFINITY;
             }
+        }
     }
-    free(sc);
+    free(Q); free(K); free(V); free(sc);
 }
 
 /* Random tensor of `rows` x `inner` logical elements at the given strides; gaps hold NaN. */
@@ -273,18 +276,26 @@ static void ref_quant_row(const uint16_t *x, int dim, uint8_t *q, float *s) {
         for (int i = 0; i < 128; i++) q[g * 128 + i] = sc > 0 ? mla_f32_to_e4m3(bf(x[g * 128 + i]) / sc) : 0;
     }
 }
-static double ref_gemm_elem(const mla_gemm_fp8_args *a, int64_t m, int64_t n) {
-    int nk = a->k / 128;
-    double acc = 0;
-    for (int kb = 0; kb < nk; kb++) {
-        double part = 0;
-        for (int i = 0; i < 128; i++) {
-            int64_t k = kb * 128 + i;
-            part += (double)mla_e4m3_to_f32(a->a[m * a->k + k]) * mla_e4m3_to_f32(a->b[n * a->k + k]);
+/* c[m, n] = sum over k blocks of (sum of the block's e4m3 products) * a_s * b_s, all of c in f64 */
+static void ref_gemm(const mla_gemm_fp8_args *a, double *c) {
+    const int nk = a->k / 128;
+    float lut[256];
+    for (int i = 0; i < 256; i++) lut[i] = mla_e4m3_to_f32((uint8_t)i);
+    double *bk = h_alloc(sizeof(double) * (size_t)a->k);
+    for (int64_t n = 0; n < a->n; n++) {
+        for (int k = 0; k < a->k; k++) bk[k] = lut[a->b[n * a->k + k]];
+        for (int64_t m = 0; m < a->m; m++) {
+            const uint8_t *am = a->a + m * a->k;
+            double acc = 0;
+            for (int kb = 0; kb < nk; kb++) {
+                double part = 0;
+                for (int i = kb * 128; i < kb * 128 + 128; i++) part += lut[am[i]] * bk[i];
+                acc += part * a->a_s[m * nk + kb] * a->b_s[(n / 128) * nk + kb];
+            }
+            c[m * a->n + n] = acc;
         }
-        acc += part * a->a_s[m * nk + kb] * a->b_s[(n / 128) * nk + kb];
     }
-    return acc;
+    free(bk);
 }
 
 /* ---- mla_rope ---- */
@@ -333,7 +344,7 @@ static void run_rope_case(int n, int64_t stride, int max_pos) {
             rv[i * 64 + d] = bf(rx[j]);
             mark[2 * j] = mark[2 * j + 1] = 1;
         }
-    expect_close(av, rv, (int64_t)n * 64, TOL_BF16, "x");
+    expect_close(av, rv, (int64_t)n * 64, MLA_TOL_OUT, "x");
     expect_untouched((uint8_t *)gx, (uint8_t *)x, mark, xb, "x");
     h_end();
     mla_free(gpu, g.x); mla_free(gpu, (void *)g.pos); mla_free(gpu, (void *)g.freqs_cis);
@@ -382,7 +393,7 @@ static void run_rmsnorm_case(int n, int dim, int64_t stride) {
             rv[k] = bf(rx[j]);
             mark[2 * j] = mark[2 * j + 1] = 1;
         }
-    expect_close(av, rv, k, TOL_BF16, "x");
+    expect_close(av, rv, k, MLA_TOL_OUT, "x");
     expect_untouched((uint8_t *)gx, (uint8_t *)x, mark, xb, "x");
     h_end();
     mla_free(gpu, g.x); mla_free(gpu, (void *)g.gamma);
@@ -464,7 +475,7 @@ static void run_gemm_case(int m, int n, int k, int64_t c_stride) {
     mla_status rc = mla_gemm_fp8_block_scaled(cpu, &a);
     if (rc == MLA_ERR_UNSUPPORTED) {
         oracle = "f64-ref";
-        for (int i = 0; i < m; i++) for (int j = 0; j < n; j++) rv[(size_t)i * n + j] = ref_gemm_elem(&a, i, j);
+        ref_gemm(&a, rv);
     } else {
         for (int i = 0; i < m; i++) for (int j = 0; j < n; j++) rv[(size_t)i * n + j] = bf(rc_[i * cs + j]);
     }
@@ -534,11 +545,13 @@ static void ref_fused(const mla_prefill_fp8_fused_args *a, double *r_out, double
         float *K = h_alloc(sizeof(float) * (size_t)sl * H * 192), *V = h_alloc(sizeof(float) * (size_t)sl * H * 128);
         for (int t = 0; t < sl; t++) ref_quant_row(ROW(b, t), 512, xq + (size_t)t * 512, xs + (size_t)t * 4);
         mla_gemm_fp8_args gm = {sl, H * 256, 512, xq, xs, a->kv_b_proj, a->kv_b_proj_scale, NULL, 0};
+        double *kv = h_alloc(sizeof(double) * (size_t)sl * H * 256);
+        ref_gemm(&gm, kv);
         for (int t = 0; t < sl; t++)
             for (int h = 0; h < H; h++) {
                 for (int d = 0; d < 128; d++) {
-                    K[((size_t)t * H + h) * 192 + d] = bf(to_bf(ref_gemm_elem(&gm, t, h * 256 + d)));
-                    V[((size_t)t * H + h) * 128 + d] = bf(to_bf(ref_gemm_elem(&gm, t, h * 256 + 128 + d)));
+                    K[((size_t)t * H + h) * 192 + d] = bf(to_bf(kv[((size_t)t * H + h) * 256 + d]));
+                    V[((size_t)t * H + h) * 128 + d] = bf(to_bf(kv[((size_t)t * H + h) * 256 + 128 + d]));
                 }
                 for (int d = 0; d < 64; d++) K[((size_t)t * H + h) * 192 + 128 + d] = bf(ROW(b, t)[512 + d]);
             }
@@ -562,7 +575,7 @@ static void ref_fused(const mla_prefill_fp8_fused_args *a, double *r_out, double
                 for (int d = 0; d < 128; d++) r_out[(tq * H + h) * 128 + d] = sum > 0 ? acc[d] / sum : 0.0;
                 r_lse[tq * H + h] = sum > 0 ? mx + log(sum) : INFINITY;
             }
-        free(xq); free(xs); free(K); free(V); free(sc);
+        free(xq); free(xs); free(K); free(V); free(sc); free(kv);
     }
 #undef ROW
 }
@@ -769,7 +782,7 @@ static void run_fused_case(const fu_case *c) {
                     rqv[k] = bf(rq[e]);
                     mq[2 * e] = mq[2 * e + 1] = 1;
                 }
-        expect_close(aq, rqv, (int64_t)nq, TOL_BF16, "q after");
+        expect_close(aq, rqv, (int64_t)nq, MLA_TOL_OUT, "q after");
         expect_untouched((uint8_t *)gq, (uint8_t *)q, mq, qb, "q");
         /* cache after: the new rows by the bf16 rule, every other byte as it was (NaN included) */
         size_t nn = 0;
@@ -782,7 +795,7 @@ static void run_fused_case(const fu_case *c) {
                 ac[k] = bf(((uint16_t *)gcache)[i / 2]);
                 rcv[k++] = bf(((uint16_t *)rcache)[i / 2]);
             }
-        expect_close(ac, rcv, (int64_t)nn, TOL_BF16, "new cache rows");
+        expect_close(ac, rcv, (int64_t)nn, MLA_TOL_OUT, "new cache rows");
         expect_untouched(gcache, cache, newmark, cache_b, "cache");
         free(ao); free(al); free(mo); free(ml); free(aq); free(rqv); free(mq); free(ac); free(rcv);
     }

@@ -415,7 +415,11 @@ extern "C" mla_status mla_cuda_prefill_launch(mla_ctx *ctx, const char *op, cons
     if (p->num_tokens <= 0 || p->num_requests <= 0) return MLA_OK;
     const void *kern = p->fp8 ? (const void *)prefill_kernel_v1_e4m3 : (const void *)prefill_kernel_v1_bf16;
     MLA_CUDA_TRY(ctx, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, PF_SMEM), op);
-    dim3 grid((unsigned)(p->num_requests + p->num_tokens / PF_BM), (unsigned)p->num_heads);
+    const int64_t tiles = (int64_t)p->num_requests + p->num_tokens / PF_BM; /* see find_tile */
+    if (tiles > INT32_MAX)
+        return mla_core_fail(ctx, MLA_ERR_UNSUPPORTED, "%s: num_requests + num_tokens / 64 = %lld exceeds the grid (prefill v1)",
+                             op, (long long)tiles);
+    dim3 grid((unsigned)tiles, (unsigned)p->num_heads);
     if (p->fp8) prefill_kernel_v1_e4m3<<<grid, PF_THREADS, PF_SMEM, mla_cuda_stream(ctx)>>>(*p);
     else prefill_kernel_v1_bf16<<<grid, PF_THREADS, PF_SMEM, mla_cuda_stream(ctx)>>>(*p);
     MLA_CUDA_LAUNCHED(ctx, op);
