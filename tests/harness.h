@@ -61,7 +61,11 @@ static inline int h_finish(void) {
 }
 
 /* Expect status rc == MLA_OK; else record status and the context's message. */
-#define EXPECT_OK(ctx, rc) EXPECT((rc) == MLA_OK, "status %s: %s", mla_status_str(rc), mla_ctx_last_error(ctx))
+#define EXPECT_OK(ctx, rc)                                                                  \
+    do {                                                                                    \
+        mla_status r_ = (rc); /* evaluated once: rc is often the call itself */             \
+        EXPECT(r_ == MLA_OK, "status %s: %s", mla_status_str(r_), mla_ctx_last_error(ctx)); \
+    } while (0)
 
 /* Compare a float tensor against a double reference by a SPEC section 5 tolerance. */
 #define EXPECT_CLOSE(a, r, n, tol, what)                                                   \
