@@ -154,13 +154,12 @@ mla_status mla_cpu_decode(mla_ctx *ctx, const mla_decode_args *a) {
             ks.bt = bt->block_table + (int64_t)it->b * bt->bt_stride;
             ks.k0 = k0;
             dec_prepare(a, it, k0, nk, &w);
+            att_run(&w, it->nr, w.lim, &ks, nk, w.o, w.m, w.l);
             if (it->nsplit == 1) {
-                att_run(&w, it->nr, w.lim, &ks, nk, w.o, w.m, w.l);
                 for (int r = 0; r < it->nr; r++) dec_finish(a, it, r, w.o + (size_t)r * ATT_V, w.m[r], w.l[r]);
             } else {
                 /* partial state of row r of chunk s: parts[(part + s * nr + r) * ATT_PART_ROW]: O[512], m, l */
                 float *p = parts + (it->part + (int64_t)tasks[x].split * it->nr) * ATT_PART_ROW;
-                att_run(&w, it->nr, w.lim, &ks, nk, w.o, w.m, w.l);
                 att_save_partial(p, it->nr, w.o, w.m, w.l);
             }
         }
