@@ -6,10 +6,8 @@
        (rope-aware, and where v2 declines)            H100 b=128 h=128 s_q=2 8K: 118 TF
    v2  decode_hopper.cu: wgmma + TMA, producer warpgroup + two seesaw consumers, P as two bf16
        terms; BF16 and FP8-656 (dequantized in shared memory), SM 9.0, 16-byte aligned q;
-       BF16 default; FP8 opt-in                           H100 BF16 457 TF; FP8 235 TF
-   Dispatch: v2 for BF16 where supported, else v1; MLA_KERNEL=decode:1 forces v1, decode:2 lets
-   v2 take FP8 too (opt-in: racecheck reports hazards in its in-place FP8 dequantization that we
-   believe come from mbarrier/TMA ordering racecheck does not model, not yet proven).
+       default where supported                            H100 BF16 457 TF; FP8 235 TF
+   Dispatch: v2 where it supports the call (BF16, FP8), else v1; MLA_KERNEL=decode:1 forces v1.
    Run alone: `mla check decode`, `build/tests/test_cuda_attn`, `build/tests/test_cuda_decode_hopper`.
    The v1 engine is attn.cuh. */
 #include <stdlib.h>
@@ -70,11 +68,7 @@ extern "C" size_t mla_cuda_decode_workspace(const mla_ctx *ctx, const mla_decode
 
 extern "C" mla_status mla_cuda_decode(mla_ctx *ctx, const mla_decode_args *a) {
     char why[160];
-    /* v2 by default for BF16; its FP8 path is opt-in (MLA_KERNEL=decode:2) until compute-sanitizer
-       racecheck's report on its in-place dequantization is resolved (bench/results.md) */
-    const int v2_default = a->cache.format == MLA_KV_BF16;
-    if (!forced_version(1) && (v2_default || forced_version(2)) &&
-        mla_cuda_decode_hopper_supported(ctx, a, why, sizeof why))
+    if (!forced_version(1) && mla_cuda_decode_hopper_supported(ctx, a, why, sizeof why))
         return mla_cuda_decode_hopper(ctx, a);
     const mla_paged_cache *c = &a->cache;
     const int ra = c->format == MLA_KV_FP8_ROPE_AWARE;
