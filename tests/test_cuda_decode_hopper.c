@@ -1,4 +1,5 @@
-/* The Hopper wgmma decode kernel (src/cuda/decode_hopper.cu, SPEC 4.1, MLA_KV_BF16 and MLA_KV_FP8)
+/* The Hopper wgmma decode kernel (src/cuda/decode_hopper.cu, SPEC 4.1, MLA_KV_BF16, MLA_KV_FP8 and
+ * MLA_KV_FP8_ROPE_AWARE: packed q, sigma pool; reference over e4m3 * sigma, bf16 rope * sigma)
  * against a float64 reference written here (not the CPU backend; FP8: over the dequantized cache
  * e4m3 * scale), on inputs from a seeded generator:
  *   - stage tests first: raw S = Q K^T of one tile (K-major wgmma descriptors, the cp.async
@@ -70,10 +71,13 @@ typedef struct hcase {
     int scales;              /* FP8: 0 writer's powers of two; 1 amax/448 times a random factor (not powers
                                 of two) everywhere; 2 like 1 in tiles [x_tile, x_tile + 1] of each request only */
     int x_tile;
+    int ra;                  /* 1: MLA_KV_FP8_ROPE_AWARE (640-byte rows, sigma pool, packed q + q_sigma);
+                                scales 0: sigma a power of two (SPEC 3), 1: sigma = amax / 448 * (1 + u) */
+    int sig_pad;             /* ra: sigma_stride_page = page + sig_pad (NaN in the padding); 0: stride 0 */
 } hcase;
 
 static void case_name(const hcase *c, char *buf, size_t n) {
-    int k = snprintf(buf, n, "decode_hopper %s H=%d page=%d causal=%d q_len=[", c->fp8 ? "fp8" : "bf16", c->H, c->page,
+    int k = snprintf(buf, n, "decode_hopper %s H=%d page=%d causal=%d q_len=[", c->ra ? "fp8-rope-aware" : (c->fp8 ? "fp8" : "bf16"), c->H, c->page,
                      c->causal);
     for (int i = 0; i < c->B && k > 0 && (size_t)k < n; i++) k += snprintf(buf + k, n - (size_t)k, "%s%d", i ? "," : "", c->qlen[i]);
     if (k > 0 && (size_t)k < n) k += snprintf(buf + k, n - (size_t)k, "] seq=[");
@@ -85,7 +89,7 @@ static void case_name(const hcase *c, char *buf, size_t n) {
         k += snprintf(buf + k, n - (size_t)k, "%s%s", i ? "," : "", c->splits[i] ? "" : "auto");
     for (int i = 0; i < c->nsplits && k > 0 && (size_t)k < n; i++)
         if (c->splits[i]) k += snprintf(buf + k, n - (size_t)k, "%d ", c->splits[i]);
-    if (c->fp8 && k > 0 && (size_t)k < n)
+    if ((c->fp8 || c->ra) && k > 0 && (size_t)k < n)
         snprintf(buf + k, n - (size_t)k, " scales=%s", c->scales == 0 ? "pow2" : (c->scales == 1 ? "any" : "mixed"));
 }
 
@@ -95,7 +99,11 @@ typedef struct hdata {
     int32_t q_off[MAXB + 1];
     int64_t q_sh, q_st, o_sh, o_st, lse_st, page_stride, bt_stride;
     int num_pages;
-    uint16_t *q;             /* [T, q_st] */
+    uint16_t *q;             /* [T, q_st] (ra: bytes, q_st / q_sh in bytes) */
+    size_t q_bytes;
+    float *qsig;             /* ra: [T] */
+    float *sig;              /* ra: [num_pages, sig_st] (NaN where unused) */
+    int64_t sig_st;
     float *qf;               /* [T, H, 576] */
     uint8_t *pool;           /* [num_pages, page_stride] */
     float *kvf;              /* [num_pages, page, 576] (NaN where unused) */
@@ -131,6 +139,31 @@ static void make_fp8_row(h_rng *r, const hcase *c, int j, uint8_t *row, float *r
     }
 }
 
+#define RA_ROW 640
+/* One MLA_KV_FP8_ROPE_AWARE row of token j (640 B at row), its sigma and dequantized values rf[576]:
+ * sigma over all 512 latent dims (SPEC 3, or amax / 448 * (1 + u) for scales 1), latent e4m3(x / sigma),
+ * rope bf16(rope / sigma); values e4m3 * sigma and bf16 * sigma. */
+static float make_ra_row(h_rng *r, const hcase *c, uint8_t *row, float *rf) {
+    float x[512], amax = 0.f;
+    const double mag = 0.25 + 2.0 * h_uniform(r);
+    for (int i = 0; i < 512; i++) {
+        x[i] = (float)(h_normal(r) * mag * (i < 128 ? 2.0 : 1.0));
+        if (fabsf(x[i]) > amax) amax = fabsf(x[i]);
+    }
+    const float s = c->scales ? amax / 448.0f * (float)(1.0 + h_uniform(r)) : pow2_scale_ref(amax);
+    for (int i = 0; i < 512; i++) {
+        const uint8_t e = f32_to_e4m3_ref(x[i] / s);
+        row[i] = e;
+        rf[i] = (float)((double)e4m3_to_f32_ref(e) * (double)s);
+    }
+    for (int i = 0; i < 64; i++) {
+        const uint16_t v = bf16_of(h_normal(r) / s);
+        memcpy(row + 512 + 2 * i, &v, 2);
+        rf[512 + i] = (float)((double)mla_bf16_to_f32(v) * (double)s);
+    }
+    return s;
+}
+
 static void make_data(h_rng *r, const hcase *c, hdata *d) {
     memset(d, 0, sizeof *d);
     const int H = c->H, P = c->page;
@@ -143,10 +176,43 @@ static void make_data(h_rng *r, const hcase *c, hdata *d) {
     d->o_st = (int64_t)H * d->o_sh + (c->pad_out ? 2 : 0);
     d->lse_st = H + c->pad_lse;
     const int T1 = d->T ? d->T : 1;
-    d->q = (uint16_t *)h_alloc(sizeof(uint16_t) * (size_t)T1 * (size_t)d->q_st);
-    fill_u16(d->q, (size_t)T1 * (size_t)d->q_st, BF16_NAN);
+    d->q_bytes = sizeof(uint16_t) * (size_t)T1 * (size_t)d->q_st;
+    if (c->ra) { /* packed q in bytes: 640 per head (+ 2 pad_q), per token + 16 when padded */
+        d->q_sh = RA_ROW + 2 * c->pad_q;
+        d->q_st = (int64_t)H * d->q_sh + (c->pad_q ? 16 : 0);
+        d->q_bytes = (size_t)T1 * (size_t)d->q_st;
+    }
+    d->q = (uint16_t *)h_alloc(d->q_bytes);
+    fill_u16(d->q, d->q_bytes / 2, BF16_NAN);
     d->qf = (float *)h_alloc(sizeof(float) * (size_t)T1 * H * DK);
-    for (int t = 0; t < d->T; t++)
+    if (c->ra) { /* q_sigma over all heads' latent parts of the token (power of two, or any for scales 1) */
+        d->qsig = (float *)h_alloc(sizeof(float) * (size_t)T1);
+        float *x = (float *)h_alloc(sizeof(float) * (size_t)H * DK);
+        for (int t = 0; t < d->T; t++) {
+            float amax = 0.f;
+            for (int i = 0; i < H * DK; i++) {
+                x[i] = (float)h_normal(r);
+                if (i % DK < 512 && fabsf(x[i]) > amax) amax = fabsf(x[i]);
+            }
+            const float qs = c->scales ? amax / 448.0f * (float)(1.0 + h_uniform(r)) : pow2_scale_ref(amax);
+            d->qsig[t] = qs;
+            for (int h = 0; h < H; h++) {
+                uint8_t *qr = (uint8_t *)d->q + t * d->q_st + h * d->q_sh;
+                float *qf = d->qf + ((int64_t)t * H + h) * DK;
+                for (int k = 0; k < 512; k++) {
+                    qr[k] = f32_to_e4m3_ref(x[h * DK + k] / qs);
+                    qf[k] = (float)((double)e4m3_to_f32_ref(qr[k]) * (double)qs);
+                }
+                for (int k = 0; k < 64; k++) {
+                    const uint16_t v = bf16_of(x[h * DK + 512 + k] / qs);
+                    memcpy(qr + 512 + 2 * k, &v, 2);
+                    qf[512 + k] = (float)((double)mla_bf16_to_f32(v) * (double)qs);
+                }
+            }
+        }
+        free(x);
+    }
+    for (int t = 0; t < d->T && !c->ra; t++)
         for (int h = 0; h < H; h++)
             for (int k = 0; k < DK; k++) {
                 uint16_t v = bf16_of(h_normal(r));
@@ -179,11 +245,16 @@ static void make_data(h_rng *r, const hcase *c, hdata *d) {
         for (int b = 1; b < c->B; b++) if (np[b] > np[bb]) bb = b;
         if (np[bb] > 0) d->bt[bb * d->bt_stride + np[bb] / 2] = (np[bb] & 1) ? -1 : d->num_pages + 5;
     }
-    const int rowb = c->fp8 ? F8_ROW : 1152;
+    const int rowb = c->ra ? RA_ROW : (c->fp8 ? F8_ROW : 1152);
     d->page_stride = (int64_t)P * rowb + c->page_pad;
     const size_t pool_n = (size_t)d->num_pages * (size_t)d->page_stride;
     d->pool = (uint8_t *)h_alloc(pool_n);
-    if (c->fp8) memset(d->pool, 0xff, pool_n); /* e4m3 NaN, f32 NaN scales, bf16 NaN rope */
+    if (c->ra) { /* sigma pool: NaN everywhere but the keys' entries */
+        d->sig_st = P + c->sig_pad;
+        d->sig = (float *)h_alloc(sizeof(float) * (size_t)d->num_pages * (size_t)d->sig_st);
+        for (int64_t i = 0; i < (int64_t)d->num_pages * d->sig_st; i++) d->sig[i] = NAN;
+    }
+    if (c->fp8 || c->ra) memset(d->pool, 0xff, pool_n); /* e4m3 NaN, f32 NaN scales, bf16 NaN rope */
     else fill_u16((uint16_t *)d->pool, pool_n / 2, BF16_NAN);
     const size_t kvf_n = (size_t)d->num_pages * P * DK;
     d->kvf = (float *)h_alloc(sizeof(float) * kvf_n);
@@ -194,6 +265,10 @@ static void make_data(h_rng *r, const hcase *c, hdata *d) {
             if (pg < 0 || pg >= d->num_pages) continue;
             uint8_t *rowp = d->pool + (int64_t)pg * d->page_stride + (int64_t)(j % P) * rowb;
             float *rf = d->kvf + ((int64_t)pg * P + j % P) * DK;
+            if (c->ra) {
+                d->sig[(int64_t)pg * d->sig_st + j % P] = make_ra_row(r, c, rowp, rf);
+                continue;
+            }
             if (c->fp8) {
                 make_fp8_row(r, c, j, rowp, rf);
                 continue;
@@ -215,6 +290,7 @@ static void make_data(h_rng *r, const hcase *c, hdata *d) {
 }
 
 static void free_data(hdata *d) {
+    free(d->qsig); free(d->sig);
     free(d->q); free(d->qf); free(d->pool); free(d->kvf); free(d->bt); free(d->sink);
 }
 
@@ -287,7 +363,9 @@ static void run_case(h_rng *r, const hcase *c) {
 
     const int T1 = T ? T : 1;
     const size_t out_n = (size_t)T1 * (size_t)d.o_st, lse_n = (size_t)T1 * (size_t)d.lse_st;
-    void *d_q = h_dev_put(g_gpu, d.q, sizeof(uint16_t) * (size_t)T1 * (size_t)d.q_st);
+    void *d_q = h_dev_put(g_gpu, d.q, d.q_bytes);
+    void *d_qsig = c->ra ? h_dev_put(g_gpu, d.qsig, sizeof(float) * (size_t)T1) : NULL;
+    void *d_sig = c->ra ? h_dev_put(g_gpu, d.sig, sizeof(float) * (size_t)d.num_pages * (size_t)d.sig_st) : NULL;
     void *d_pool = h_dev_put(g_gpu, d.pool, (size_t)d.num_pages * (size_t)d.page_stride);
     void *d_bt = h_dev_put(g_gpu, d.bt, sizeof(int32_t) * (size_t)(c->B * d.bt_stride));
     void *d_qoff = h_dev_put(g_gpu, d.q_off, sizeof(int32_t) * (size_t)(c->B + 1));
@@ -317,7 +395,12 @@ static void run_case(h_rng *r, const hcase *c) {
     a.cache.page_stride = d.page_stride;
     a.cache.page_size = c->page;
     a.cache.num_pages = d.num_pages;
-    a.cache.format = c->fp8 ? MLA_KV_FP8 : MLA_KV_BF16;
+    a.cache.format = c->ra ? MLA_KV_FP8_ROPE_AWARE : (c->fp8 ? MLA_KV_FP8 : MLA_KV_BF16);
+    if (c->ra) {
+        a.q_sigma = (const float *)d_qsig;
+        a.cache.sigma = (float *)d_sig;
+        a.cache.sigma_stride_page = c->sig_pad ? d.sig_st : 0;
+    }
     a.batch.num_requests = c->B;
     a.batch.q_offsets = (const int32_t *)d_qoff;
     a.batch.seq_lens = (const int32_t *)d_seq;
@@ -407,6 +490,7 @@ static void run_case(h_rng *r, const hcase *c) {
     free(out_first);
     mla_free(g_gpu, d_q); mla_free(g_gpu, d_pool); mla_free(g_gpu, d_bt); mla_free(g_gpu, d_qoff);
     mla_free(g_gpu, d_seq); mla_free(g_gpu, d_sink); mla_free(g_gpu, d_out); mla_free(g_gpu, d_lse);
+    mla_free(g_gpu, d_qsig); mla_free(g_gpu, d_sig);
     free(out_poison); free(lse_poison); free(out_h); free(lse_h); free(out_f); free(lse_f);
     free(out_ref); free(lse_ref);
     free_data(&d);
@@ -608,6 +692,49 @@ static void run_fp8(h_rng *r) {
     }
 }
 
+static void run_ra(h_rng *r) {
+    /* MLA_KV_FP8_ROPE_AWARE: sweep H x seq_len over pages 64 (TMA) and 16 (cp.async), causal and not,
+     * sinks, automatic and unsplit */
+    static const int Hs[3] = {1, 16, 128};
+    static const int Ss[4] = {1, 65, 1000, 4097};
+    int k = 0;
+    for (int hi = 0; hi < 3; hi++)
+        for (int si = 0; si < 4; si++, k++) {
+            const int H = Hs[hi], S = Ss[si];
+            if (g_quick && !((H == 16 && S == 65) || (H == 128 && S == 1000))) continue;
+            const int sq = 1 + (k & 1);
+            int q[2], s[2];
+            s[0] = S;
+            q[0] = sq < S ? sq : S;
+            q[1] = (k % 3 == 1) ? 0 : 1;
+            s[1] = S / 2 + 1;
+            hcase c = mk(H, (k & 1) ? 16 : 64, (k % 4) != 3, 2, q, s);
+            c.ra = 1;
+            c.sig_pad = (k % 3 == 2) ? 5 : 0;
+            c.sink_mode = (k % 3 == 0);
+            c.nsplits = 2; c.splits[0] = 0; c.splits[1] = (k % 5 == 4) ? 3 : 1;
+            run_case(r, &c);
+        }
+    { /* sigma not a power of two, sinks with -inf / +inf, padded strides, a bad page; twice */
+        const int q[3] = {2, 1, 3}, s[3] = {1000, 130, 300};
+        hcase c = mk(16, 64, 1, 3, q, s);
+        c.ra = 1; c.scales = 1; c.sink_mode = 2; c.bad_page = 1; c.sig_pad = 3;
+        c.pad_q = 8; c.pad_out = 6; c.pad_lse = 3; c.page_pad = 48;
+        c.nsplits = 3; c.splits[0] = 0; c.splits[1] = 1; c.splits[2] = 5;
+        c.twice = 1;
+        run_case(r, &c);
+        c.page = 16; c.H = 128; c.causal = 0;
+        if (!g_quick) run_case(r, &c);
+    }
+    { /* ragged with q_len 0 and empty requests */
+        const int q[5] = {2, 0, 1, 3, 1}, s[5] = {70, 0, 1, 300, 0};
+        hcase c = mk(64, 16, 1, 5, q, s);
+        c.ra = 1; c.sink_mode = 1;
+        c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
+        run_case(r, &c);
+    }
+}
+
 static void run_all(h_rng *r) {
     stage_test(r, 64, 1, 64, 0, 0);  /* a full tile */
     stage_test(r, 16, 2, 40, 0, 0);  /* 32 query rows, 40 keys: zero rows on both sides */
@@ -740,11 +867,13 @@ static int cmp_float(const void *x, const void *y) {
     return a < b ? -1 : a > b;
 }
 
-/* fmt: 0 BF16, 1 FP8 (power-of-two scales: the fast path), 2 FP8 (other scales: the exact program) */
+/* fmt: 0 BF16, 1 FP8 (power-of-two scales: the fast path), 2 FP8 (other scales: the exact program),
+ * 3 FP8 rope-aware (sigma a power of two; packed q) */
 static void bench_one(h_rng *r, int B, int H, int sq, int seq, int fmt) {
     const int T = B * sq, page = 64, ppr = (seq + page - 1) / page, npages = B * ppr;
-    const int rowb = fmt ? F8_ROW : 1152;
-    const size_t pool_bytes = (size_t)npages * page * rowb, q_n = (size_t)T * H * DK;
+    const int rowb = fmt == 3 ? RA_ROW : (fmt ? F8_ROW : 1152);
+    const size_t pool_bytes = (size_t)npages * page * rowb, q_n = (size_t)T * H * (fmt == 3 ? RA_ROW / 2 : DK);
+    void *d_qsig = NULL, *d_sig = NULL;
     const size_t flush_bytes = (size_t)256 << 20, chunk = (size_t)rowb << 16; /* whole rows */
     int ok = 1;
     void *d_q = NULL, *d_pool = NULL, *d_bt = NULL, *d_qoff = NULL, *d_seq = NULL, *d_out = NULL, *d_lse = NULL;
@@ -755,7 +884,24 @@ static void bench_one(h_rng *r, int B, int H, int sq, int seq, int fmt) {
     int32_t *bt = (int32_t *)h_alloc(sizeof(int32_t) * (size_t)npages), *perm = (int32_t *)h_alloc(sizeof(int32_t) * (size_t)npages);
     int32_t *qoff = (int32_t *)h_alloc(sizeof(int32_t) * (size_t)(B + 1)), *seqs = (int32_t *)h_alloc(sizeof(int32_t) * (size_t)B);
     for (size_t i = 0; i < q_n; i++) hq[i] = bf16_of(h_uniform(r) * 4 - 2);
-    if (fmt) { /* FP8 rows: the writer's quantization of uniform values (or scales times 1.37) */
+    if (fmt == 3) { /* rope-aware rows: sigma 2^-6, e4m3 of uniform values, rope / sigma */
+        for (size_t row = 0; row < chunk / RA_ROW; row++) {
+            uint8_t *rp = (uint8_t *)hc + row * RA_ROW;
+            for (int i = 0; i < 512; i++) rp[i] = f32_to_e4m3_ref((float)(h_uniform(r) * 4 - 2) * 64.0f);
+            for (int x = 0; x < 64; x++) {
+                const uint16_t v = bf16_of((h_uniform(r) * 4 - 2) * 64.0);
+                memcpy(rp + 512 + 2 * x, &v, 2);
+            }
+        }
+        for (size_t i = 0; i < (size_t)T * H; i++) {
+            uint8_t *qr = (uint8_t *)hq + i * RA_ROW;
+            for (int k = 0; k < 512; k++) qr[k] = f32_to_e4m3_ref((float)(h_uniform(r) * 4 - 2) * 64.0f);
+            for (int k = 0; k < 64; k++) {
+                const uint16_t v = bf16_of((h_uniform(r) * 4 - 2) * 64.0);
+                memcpy(qr + 512 + 2 * k, &v, 2);
+            }
+        }
+    } else if (fmt) { /* FP8 rows: the writer's quantization of uniform values (or scales times 1.37) */
         for (size_t row = 0; row < chunk / F8_ROW; row++) {
             uint8_t *rp = (uint8_t *)hc + row * F8_ROW;
             for (int t = 0; t < 4; t++) {
@@ -796,12 +942,22 @@ static void bench_one(h_rng *r, int B, int H, int sq, int seq, int fmt) {
     BCHECK(cudaMemcpy(d_bt, bt, sizeof(int32_t) * (size_t)npages, cudaMemcpyHostToDevice));
     BCHECK(cudaMemcpy(d_qoff, qoff, sizeof(int32_t) * (size_t)(B + 1), cudaMemcpyHostToDevice));
     BCHECK(cudaMemcpy(d_seq, seqs, sizeof(int32_t) * (size_t)B, cudaMemcpyHostToDevice));
+    if (fmt == 3) {
+        float *hs = (float *)h_alloc(sizeof(float) * ((size_t)npages * page + (size_t)T));
+        for (size_t i = 0; i < (size_t)npages * page + (size_t)T; i++) hs[i] = 1.0f / 64.0f;
+        BCHECK(cudaMalloc(&d_sig, sizeof(float) * (size_t)npages * page));
+        BCHECK(cudaMalloc(&d_qsig, sizeof(float) * (size_t)T));
+        BCHECK(cudaMemcpy(d_sig, hs, sizeof(float) * (size_t)npages * page, cudaMemcpyHostToDevice));
+        BCHECK(cudaMemcpy(d_qsig, hs, sizeof(float) * (size_t)T, cudaMemcpyHostToDevice));
+        free(hs);
+    }
     {
         mla_decode_args a;
         memset(&a, 0, sizeof a);
         a.num_tokens = T; a.num_heads = H; a.q = d_q;
         a.cache.base = d_pool; a.cache.page_stride = (int64_t)page * rowb; a.cache.page_size = page;
-        a.cache.num_pages = npages; a.cache.format = fmt ? MLA_KV_FP8 : MLA_KV_BF16;
+        a.cache.num_pages = npages; a.cache.format = fmt == 3 ? MLA_KV_FP8_ROPE_AWARE : (fmt ? MLA_KV_FP8 : MLA_KV_BF16);
+        a.q_sigma = (const float *)d_qsig; a.cache.sigma = (float *)d_sig;
         a.batch.num_requests = B; a.batch.q_offsets = (const int32_t *)d_qoff; a.batch.seq_lens = (const int32_t *)d_seq;
         a.batch.block_table = (const int32_t *)d_bt; a.batch.bt_stride = ppr;
         a.causal = 1; a.scale = 0.1352338f; a.out = (uint16_t *)d_out; a.lse = (float *)d_lse;
@@ -829,7 +985,7 @@ static void bench_one(h_rng *r, int B, int H, int sq, int seq, int fmt) {
             BCHECK(cudaMemsetAsync(d_flush, 1, flush_bytes, 0));
             if (mla_cuda_decode_hopper(g_gpu, &a) != MLA_OK) { printf("bench: %s\n", mla_ctx_last_error(g_gpu)); ok = 0; goto done; }
             char path[512];
-            snprintf(path, sizeof path, "%s.%s_b%d_h%d_sq%d_s%d.txt", tr, fmt ? "fp8" : "bf16", B, H, sq, seq);
+            snprintf(path, sizeof path, "%s.%s_b%d_h%d_sq%d_s%d.txt", tr, fmt == 3 ? "fp8ra" : (fmt ? "fp8" : "bf16"), B, H, sq, seq);
             printf("trace %s: %s\n", path, mla_cuda_decode_hopper_trace_dump(path) == 0 ? "written" : "not available");
         }
         BCHECK(cudaMemcpy(ho, d_out, sizeof ho, cudaMemcpyDeviceToHost));
@@ -838,9 +994,9 @@ static void bench_one(h_rng *r, int B, int H, int sq, int seq, int fmt) {
         qsort(ms, 20, sizeof(float), cmp_float);
         const double t = 0.5 * (ms[9] + ms[10]) * 1e-3;
         const double flops = 2.0 * B * sq * H * (double)(DK + DV) * seq;
-        const double bytes = (double)B * seq * rowb + (double)q_n * 2 + (double)T * H * DV * 2;
+        const double bytes = (double)B * seq * (rowb + (fmt == 3 ? 4 : 0)) + (double)q_n * 2 + (double)T * H * DV * 2;
         printf("bench %-9s b=%d h=%d s_q=%d seq=%d splits=%d: %.3f ms (min %.3f)  %.1f TFLOPS  %.2f TB/s%s\n",
-               fmt == 0 ? "bf16" : (fmt == 1 ? "fp8" : "fp8-exact"), B, H, sq, seq, splits, t * 1e3, ms[0],
+               fmt == 0 ? "bf16" : (fmt == 1 ? "fp8" : (fmt == 2 ? "fp8-exact" : "fp8-ra")), B, H, sq, seq, splits, t * 1e3, ms[0],
                flops / t * 1e-12, bytes / t * 1e-12, finite ? "" : "  NON-FINITE OUTPUT");
         fflush(stdout);
     }
@@ -849,21 +1005,22 @@ done:
     if (e0) cudaEventDestroy(e0);
     if (e1) cudaEventDestroy(e1);
     cudaFree(d_q); cudaFree(d_pool); cudaFree(d_bt); cudaFree(d_qoff); cudaFree(d_seq); cudaFree(d_out);
-    cudaFree(d_lse); cudaFree(d_ws); cudaFree(d_flush);
+    cudaFree(d_lse); cudaFree(d_ws); cudaFree(d_flush); cudaFree(d_qsig); cudaFree(d_sig);
     free(hq); free(hc); free(bt); free(perm); free(qoff); free(seqs);
 }
 
-/* MLA_BENCH_SEL: bit mask of the configurations below (default 0x7f47: the issue's BF16 and FP8
- * sets and one exact-program run) */
-#define NCFG 15
+/* MLA_BENCH_SEL: bit mask of the configurations below (default 0x1ff47: the issue's BF16 and FP8
+ * sets, one exact-program run and the two rope-aware runs) */
+#define NCFG 17
 static void bench_all(h_rng *r) {
     static const int cfg[NCFG][5] = { /* B, H, s_q, seq, fmt */
         {128, 128, 2, 4096, 0}, {128, 128, 2, 8192, 0}, {128, 16, 1, 16384, 0}, {2, 128, 1, 32768, 0},
         {8, 16, 1, 32768, 0},   {128, 128, 2, 16384, 0}, {128, 128, 2, 32768, 0}, {128, 128, 1, 8192, 0},
         {4, 128, 1, 32768, 0},  {128, 128, 2, 4096, 1}, {128, 128, 2, 8192, 1}, {128, 128, 2, 32768, 1},
-        {128, 16, 1, 16384, 1}, {4, 128, 1, 32768, 1},  {128, 128, 2, 8192, 2}};
+        {128, 16, 1, 16384, 1}, {4, 128, 1, 32768, 1},  {128, 128, 2, 8192, 2}, {128, 128, 2, 8192, 3},
+        {128, 16, 1, 16384, 3}};
     const char *se = getenv("MLA_BENCH_SEL");
-    const int sel = se ? (int)strtol(se, NULL, 0) : 0x7f47;
+    const int sel = se ? (int)strtol(se, NULL, 0) : 0x1ff47;
     for (int i = 0; i < NCFG; i++)
         if (sel & (1 << i)) bench_one(r, cfg[i][0], cfg[i][1], cfg[i][2], cfg[i][3], cfg[i][4]);
 }
@@ -903,6 +1060,7 @@ int main(void) {
     if (bench != 2) { /* MLA_BENCH_HOPPER=2: timing only */
         run_all(&r);
         run_fp8(&r);
+        run_ra(&r);
     }
     if (bench) bench_all(&r);
     mla_ctx_destroy(g_gpu);

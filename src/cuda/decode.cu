@@ -3,9 +3,10 @@
    v1  CTA = 64 (token, head) rows x one key split; Q in smem, 32-key K tiles by cp.async (2
        stages; FP8 widened to exact bf16 raw values, scales applied per 128-column chunk to S and
        to P), mma.sync m16n8k16, online softmax in f32, split-KV + combine.cu for small grids
-       (rope-aware, and where v2 declines)            H100 b=128 h=128 s_q=2 8K: 118 TF
+       (where v2 declines: unaligned pointers, other SMs)  H100 b=128 h=128 s_q=2 8K: 118 TF
    v2  decode_hopper.cu: wgmma + TMA, producer warpgroup + two seesaw consumers, P as two bf16
-       terms; BF16 and FP8-656 (dequantized in shared memory), SM 9.0, 16-byte aligned q;
+       terms; BF16, FP8-656 and rope-aware FP8-640 (dequantized in shared memory), SM 9.0,
+       16-byte aligned q; rope-aware 181 TF (H200);
        default where supported                            H100 BF16 457 TF; FP8 235 TF
    Dispatch: v2 where it supports the call (BF16, FP8), else v1; MLA_KERNEL=decode:1 forces v1.
    Run alone: `mla check decode`, `build/tests/test_cuda_attn`, `build/tests/test_cuda_decode_hopper`.
@@ -62,7 +63,8 @@ extern "C" size_t mla_cuda_decode_workspace(const mla_ctx *ctx, const mla_decode
     mla_attn_params p = {};
     decode_shape(ctx, a, &p);
     size_t v1 = mla_cuda_attn_workspace_bytes((int64_t)a->num_tokens * a->num_heads, p.num_splits);
-    size_t v2 = (a->cache.format == MLA_KV_BF16 || a->cache.format == MLA_KV_FP8) ? mla_cuda_decode_hopper_workspace(ctx, a) : 0;
+    size_t v2 = (a->cache.format == MLA_KV_BF16 || a->cache.format == MLA_KV_FP8 || a->cache.format == MLA_KV_FP8_ROPE_AWARE)
+                    ? mla_cuda_decode_hopper_workspace(ctx, a) : 0;
     return v1 > v2 ? v1 : v2;  /* either version may run: the call decides from the pointers */
 }
 

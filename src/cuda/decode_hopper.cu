@@ -1,4 +1,4 @@
-/* mla_decode on CUDA, Hopper (sm_90a) path: paged MLA_KV_BF16 or MLA_KV_FP8 latent cache -> out
+/* mla_decode on CUDA, Hopper (sm_90a) path: paged MLA_KV_BF16, MLA_KV_FP8 or MLA_KV_FP8_ROPE_AWARE cache -> out
    [T,H,512] bf16, lse [T,H] f32 (spec 4.1). Entry points in decode_hopper.h; decode.cu dispatches here.
    TFLOPS count 2*b*s_q*h*(576+512)*seqlen (FlashMLA's count; the P_hi + P_lo split below does
    1.47x that in tensor work). H100, b=128 h=128 s_q=2 seq 4K / 32K; b=128 h=16 s_q=1 16K:
@@ -26,6 +26,12 @@
          (2 conversions + 2 f16->f32 per pair) -> f16 bit trick + bf16x2 multiply (1 conversion):
          no change; early TMA issue (polled during conversion): no change; per-pair scale loads
          from global -> one pre-scan per CTA + scales by TMA: +3%.
+     v8  MLA_KV_FP8_ROPE_AWARE (640 B/token + 4 B sigma): the FP8 producer with 640-byte rows (no
+         scale box; sigma per key from the pool), q packed [T,H,640] converted to bf16 (exact) by
+         producer pair 1; always the exact program with one scale per key (sigma_k), S of the full
+         576 columns times q_sigma sigma_k in f32, P times sigma_k before P.V. H200, 8K / h=16 16K:
+           rope-aware                              181 TF at 8K                0.87 TB/s (644 B/token)
+         same session, HEAD (v7) -> v8: BF16 458 -> 454 TF, FP8 233 -> 230 TF, FP8 exact 187 -> 178 TF
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
@@ -116,6 +122,8 @@
 #define HD_F8_ROW 656
 #define HD_F8_SCALES 512        /* byte offset of the 4 scales in a row */
 #define HD_F8_ROPE 528          /* byte offset of the rope */
+#define HD_RA_ROW 640           /* MLA_KV_FP8_ROPE_AWARE rows: 512 e4m3, 64 bf16 rope / sigma */
+#define HD_RA_ROPE 512
 #define HD_F8_RAW (4 * HD_CHUNK) /* raw latent of a tile inside its stage: slot j (latent columns 64j..64j+63
                                     of the 64 rows, 64 B per row) at stage + HD_F8_RAW + j * 4096 */
 #define HD_F8_SLOT 4096
@@ -183,6 +191,14 @@ typedef struct hd_params {
     float *ws_o;                /* nsplit > 1: [nsplit, T, H, 512] f32 partial out (already / l) */
     float *ws_lse;              /* nsplit > 1: [nsplit, T, H] f32 partial lse, log2 units, -inf empty */
     float *dbg_out;             /* dbg: [64*64 + 64*512] */
+    /* MLA_KV_FP8_ROPE_AWARE (ra = 1, fp8 = 1 too): 640-byte rows (512 e4m3, 64 bf16 rope / sigma),
+       sigma per key in a pool apart, q packed [T, H, 640] bytes + q_sigma [T]; always the exact program */
+    int32_t ra;
+    int32_t row_bytes, rope_off; /* cache row bytes (656 / 640) and the rope's byte offset (528 / 512) */
+    const uint8_t *q8;          /* ra: q as bytes; q_st, q_sh in bytes */
+    const float *sigma;         /* ra: [num_pages, sig_st] */
+    int64_t sig_st;
+    const float *qsig;          /* ra: [T] */
 } hd_params;
 
 /* What one CTA works on (every thread computes the same values). */
@@ -556,7 +572,12 @@ MLA_DEV const uint8_t *hd_f8_row(const hd_params &p, const hd_job &J, int key) {
     if (key >= J.seq) return NULL;
     const int32_t page = p.bt[(int64_t)J.b * p.bt_stride + key / p.page_size];
     if (page < 0 || page >= p.num_pages) return NULL;
-    return p.kv + (int64_t)page * p.page_stride + (int64_t)(key % p.page_size) * HD_F8_ROW;
+    return p.kv + (int64_t)page * p.page_stride + (int64_t)(key % p.page_size) * p.row_bytes;
+}
+/* rope-aware: sigma of cache row `key` of the CTA's request (the row exists: hd_f8_row != NULL) */
+MLA_DEV float hd_ra_sigma(const hd_params &p, const hd_job &J, int key) {
+    const int32_t page = p.bt[(int64_t)J.b * p.bt_stride + key / p.page_size];
+    return __ldg(p.sigma + (int64_t)page * p.sig_st + key % p.page_size);
 }
 /* bf16x2 multiplier of hd_e4m3x2 for the scale sc (a power of two in range, or 1): 2^112 sc */
 MLA_DEV uint32_t hd_f8_mul(float sc) {
@@ -601,11 +622,11 @@ MLA_DEV void hd_f8_issue(const hd_params &p, const hd_job &J, uint32_t sbase, ui
     if (page >= 0 && page < p.num_pages) {
         const int row = key0 % p.page_size;
         const uint32_t dst = sbase + ((m & 1) ? HD_SK1 : HD_SK0);
-        hd_mbar_expect_tx(bar, HD_F8_TX);
+        hd_mbar_expect_tx(bar, p.ra ? HD_F8_TX - 1024 : HD_F8_TX);
 #pragma unroll
         for (int j = 0; j < 8; j++) hd_tma_3d(dst + HD_F8_RAW + j * HD_F8_SLOT, &p.kv_map, 64 * j, row, page, bar);
-        hd_tma_3d(dst + 8 * HD_CHUNK, &p.kv_map2, HD_F8_ROPE, row, page, bar);
-        hd_tma_3d(dst, &p.kv_map3, HD_F8_SCALES, row, page, bar);
+        hd_tma_3d(dst + 8 * HD_CHUNK, &p.kv_map2, p.rope_off, row, page, bar);
+        if (!p.ra) hd_tma_3d(dst, &p.kv_map3, HD_F8_SCALES, row, page, bar);
     } else {
         hd_mbar_arrive(bar);
     }
@@ -613,8 +634,8 @@ MLA_DEV void hd_f8_issue(const hd_params &p, const hd_job &J, uint32_t sbase, ui
     if (key2 < J.seq && m + 2 < J.nt) {
         const int32_t pg2 = p.bt[(int64_t)J.b * p.bt_stride + key2 / p.page_size];
         if (pg2 >= 0 && pg2 < p.num_pages)
-            hd_prefetch_l2(p.kv + (int64_t)pg2 * p.page_stride + (int64_t)(key2 % p.page_size) * HD_F8_ROW,
-                           HD_KEYS * HD_F8_ROW);
+            hd_prefetch_l2(p.kv + (int64_t)pg2 * p.page_stride + (int64_t)(key2 % p.page_size) * p.row_bytes,
+                           (uint32_t)(HD_KEYS * p.row_bytes));
     }
 }
 /* thread 0: issue tile *next if its stage is free (block: wait for it); 1 when issued */
@@ -656,8 +677,8 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
         hd_f8_try(p, J, sbase, empty0, landed0, &next, 1);
     }
 #define HD_F8_POLL() do { if (p.tma && tid == 0) hd_f8_try(p, J, sbase, empty0, landed0, &next, 0); } while (0)
-    int exact;
-    { /* the CTA's program: every scale of its keys a power of two (one pass over the 16-byte
+    int exact = 1; /* rope-aware: always the exact program (one scale per key: its sigma) */
+    if (!p.ra) { /* the CTA's program: every scale of its keys a power of two (one pass over the 16-byte
          scales while tiles 0 and 1 land) */
         uint32_t bad = 0;
         const int nkeys = J.nt * HD_KEYS, key00 = J.t_begin * HD_KEYS;
@@ -699,10 +720,12 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
                 const int idx = it * 128 + tid, rr = idx / 41, kk = idx - rr * 41;
                 if (idx >= 64 * 41) break;
                 const uint8_t *src = sm->rows[0][rr];
+                if (p.ra && kk == 32) continue; /* rope-aware rows hold no scales */
+                const int so = kk < 32 ? kk * 16 : p.rope_off + (kk - 33) * 16;
                 const uint32_t d = kk < 32 ? dst + HD_F8_RAW + (kk >> 2) * HD_F8_SLOT + rr * 64 + (kk & 3) * 16
                                            : (kk == 32 ? dst + rr * 16
                                                        : dst + 8 * HD_CHUNK + rr * 128 + ((((kk - 33) ^ (rr & 7))) << 4));
-                hd_cp16(d, src ? (const void *)(src + kk * 16) : (const void *)p.kv, src ? 16 : 0);
+                hd_cp16(d, src ? (const void *)(src + so) : (const void *)p.kv, src ? 16 : 0);
             }
             cp_async_commit();
             CP_ASYNC_WAIT(0);
@@ -710,7 +733,15 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
         }
         HD_T(2, 2, n);
         /* the scales of rows r, r+32 (landed with the tile at the stage's start); garbage where no key */
-        const float4 sa = *(const float4 *)(g + r * 16), sb = *(const float4 *)(g + (r + 32) * 16);
+        float4 sa, sb;
+        if (p.ra) { /* one scale per key: its sigma */
+            const float xa = oa ? hd_ra_sigma(p, J, key0 + r) : 0.f, xb = ob ? hd_ra_sigma(p, J, key0 + r + 32) : 0.f;
+            sa = make_float4(xa, xa, xa, xa);
+            sb = make_float4(xb, xb, xb, xb);
+        } else {
+            sa = *(const float4 *)(g + r * 16);
+            sb = *(const float4 *)(g + (r + 32) * 16);
+        }
         if (exact && q == 0) { /* scales of the exact program: [64 keys][4] f32 per stage (0 for no key) */
             float4 *ds = (float4 *)(gbase + HD_SP + 1024 * st);
             ds[r] = oa ? sa : make_float4(0.f, 0.f, 0.f, 0.f);
@@ -785,13 +816,26 @@ MLA_DEV void hd_producer(const hd_params &p, const hd_job &J, hd_small *sm, uint
         const uint8_t *src = NULL;
         if (R < J.nrows) {
             const int i = R / p.H, h = R - i * p.H;
-            src = (const uint8_t *)(p.q + (int64_t)(J.q_start + i) * p.q_st + (int64_t)h * p.q_sh);
+            src = p.ra ? p.q8 + (int64_t)(J.q_start + i) * p.q_st + (int64_t)h * p.q_sh
+                       : (const uint8_t *)(p.q + (int64_t)(J.q_start + i) * p.q_st + (int64_t)h * p.q_sh);
         }
         rows[pt] = src;
         HD_PAIR_BAR(pair);
-        hd_copy_rows(sbase + HD_SQ, rows, pt, p.kv);
-        cp_async_commit();
-        CP_ASYNC_WAIT(0);
+        if (p.ra) { /* packed rope-aware q: the raw e4m3 latent -> bf16 (exact), the rope as is */
+            const uint32_t one = hd_f8_mul(1.f);
+            for (int idx = pt; idx < 64 * 40; idx += 64) {
+                const int rr = idx / 40, kk = idx - rr * 40;
+                const uint8_t *s = rows[rr];
+                const uint4 w = s ? __ldg((const uint4 *)(s + (kk < 32 ? kk * 16 : 512 + (kk - 32) * 16)))
+                                  : make_uint4(0u, 0u, 0u, 0u);
+                if (kk < 32) hd_f8_put(gbase + HD_SQ, kk >> 2, rr, kk & 3, w, one);
+                else *(uint4 *)(gbase + HD_SQ + 8 * HD_CHUNK + rr * 128 + (((kk - 32) ^ (rr & 7)) << 4)) = w;
+            }
+        } else {
+            hd_copy_rows(sbase + HD_SQ, rows, pt, p.kv);
+            cp_async_commit();
+            CP_ASYNC_WAIT(0);
+        }
         hd_fence_proxy_async();
         hd_mbar_arrive(qfull_bar);
         HD_PAIR_BAR(pair); /* everyone done reading rows[] */
@@ -1052,11 +1096,20 @@ MLA_DEV void hd_s_steps(float d[32], uint64_t dq, uint64_t dk, const int ks0, co
 /* scale of key j (0..63) for latent tile i */
 #define HD_XSC(scl, j, i) (scl)[(j) * 4 + (i)]
 
-MLA_DEV void hd_exact_s(hd_cstate &C, uint32_t sq, uint32_t sk, const float *scl, int q4) {
+MLA_DEV void hd_exact_s(hd_cstate &C, uint32_t sq, uint32_t sk, const float *scl, int q4, int ra, const float qs[2]) {
     float a[32];
     hd_opaque(sq);
     const uint64_t dq = hd_desc(sq, 16, 1024), dk = hd_desc(sk, 16, 1024);
     hd_wgmma_fence();
+    if (ra) { /* rope-aware: S = q_sigma sigma_j (raw q . raw k over all 576 columns) */
+        hd_s_steps(C.s, dq, dk, 0, 36);
+        hd_wgmma_commit();
+        HD_WGMMA_WAIT(0);
+        hd_pin(C.s, 32);
+#pragma unroll
+        for (int e = 0; e < 32; e++) C.s[e] = C.s[e] * HD_XSC(scl, 8 * (e >> 2) + 2 * q4 + (e & 1), 0) * qs[(e >> 1) & 1];
+        return;
+    }
     hd_s_steps(C.s, dq, dk, 32, 4); /* rope, scale 1 */
 #pragma unroll
     for (int i = 0; i < 4; i++) {
@@ -1129,13 +1182,21 @@ MLA_DEV void hd_consumer_exact(const hd_params &p, const hd_job &J, hd_small *sm
                                int q4) {
     const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
     const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
+    float qs[2] = {1.f, 1.f}; /* rope-aware: q_sigma of rows r0, r0 + 8 (1 past the block's rows) */
+    if (p.ra) {
+#pragma unroll
+        for (int k = 0; k < 2; k++) {
+            const int R = J.row0 + r0 + 8 * k;
+            if (R < J.nrows) qs[k] = __ldg(p.qsig + J.q_start + R / p.H);
+        }
+    }
     for (int t = t0; t < J.nt; t++) {
         const int st = t & 1;
         const uint32_t sk = sbase + (st ? HD_SK1 : HD_SK0);
         const float *scl = (const float *)(gbase + HD_SP + 1024 * st);
         hd_mbar_wait(full0 + 8u * st, (uint32_t)((t >> 1) & 1));
         HD_T(c, 16, t);
-        hd_exact_s(C, sbase + HD_SQ, sk, scl, q4);
+        hd_exact_s(C, sbase + HD_SQ, sk, scl, q4, p.ra, qs);
         if (p.dbg && c == 0) {
 #pragma unroll
             for (int i = 0; i < 32; i++)
@@ -1522,9 +1583,12 @@ static hd_encode_fn hd_load_encode(void) {
 static int hd_make_kv_map(const mla_decode_args *a, CUtensorMap *map, CUtensorMap *map2, CUtensorMap *map3) {
     static const hd_encode_fn encode = hd_load_encode();
     if (!encode || a->cache.page_size % HD_KEYS != 0 || a->cache.num_pages < 1) return 0;
-    if (a->cache.format == MLA_KV_FP8) { /* bytes [num_pages][page_size][656]: latent slots and the rope */
-        const cuuint64_t dim[3] = {(cuuint64_t)HD_F8_ROW, (cuuint64_t)a->cache.page_size, (cuuint64_t)a->cache.num_pages};
-        const cuuint64_t stride[2] = {(cuuint64_t)HD_F8_ROW, (cuuint64_t)a->cache.page_stride};
+    if (a->cache.format == MLA_KV_FP8 || a->cache.format == MLA_KV_FP8_ROPE_AWARE) {
+        /* bytes [num_pages][page_size][656 or 640]: latent slots, the rope (and the FP8 scales) */
+        const int ra = a->cache.format == MLA_KV_FP8_ROPE_AWARE;
+        const cuuint64_t rb = ra ? (cuuint64_t)HD_RA_ROW : (cuuint64_t)HD_F8_ROW;
+        const cuuint64_t dim[3] = {rb, (cuuint64_t)a->cache.page_size, (cuuint64_t)a->cache.num_pages};
+        const cuuint64_t stride[2] = {rb, (cuuint64_t)a->cache.page_stride};
         const cuuint32_t box[3] = {64, HD_KEYS, 1}, box2[3] = {128, HD_KEYS, 1}, box3[3] = {16, HD_KEYS, 1};
         const cuuint32_t estride[3] = {1, 1, 1};
         return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, (void *)a->cache.base, dim, stride, box, estride,
@@ -1533,9 +1597,9 @@ static int hd_make_kv_map(const mla_decode_args *a, CUtensorMap *map, CUtensorMa
                encode(map2, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, (void *)a->cache.base, dim, stride, box2, estride,
                       CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS &&
-               encode(map3, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, (void *)a->cache.base, dim, stride, box3, estride,
+               (ra || encode(map3, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, (void *)a->cache.base, dim, stride, box3, estride,
                       CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS);
     }
     const cuuint64_t dim[3] = {(cuuint64_t)HD_DK, (cuuint64_t)a->cache.page_size, (cuuint64_t)a->cache.num_pages};
     const cuuint64_t stride[2] = {(cuuint64_t)HD_ROW_BYTES, (cuuint64_t)a->cache.page_stride};
@@ -1572,15 +1636,19 @@ extern "C" int mla_cuda_decode_hopper_supported(const mla_ctx *ctx, const mla_de
     if (ctx->backend != MLA_BACKEND_CUDA) HD_WHY("backend %s (needs cuda)", mla_backend_name(ctx->backend));
     if (ctx->sm_major != 9 || ctx->sm_minor != 0)
         HD_WHY("device SM %d.%d (needs SM 9.0, sm_90a)", ctx->sm_major, ctx->sm_minor);
-    if (a->cache.format != MLA_KV_BF16 && a->cache.format != MLA_KV_FP8)
+    const int ra = a->cache.format == MLA_KV_FP8_ROPE_AWARE;
+    if (a->cache.format != MLA_KV_BF16 && a->cache.format != MLA_KV_FP8 && !ra)
         HD_WHY("format %s", mla_format_name(a->cache.format));
+    if (ra && (!a->q_sigma || !a->cache.sigma)) HD_WHY("rope-aware without q_sigma / cache.sigma");
     if (a->num_heads < 1 || a->num_heads > MLA_MAX_HEADS) HD_WHY("num_heads %d", a->num_heads);
     if (a->cache.page_size < 1) HD_WHY("page_size %d", a->cache.page_size);
     if (((uintptr_t)a->cache.base & 15) || (a->cache.page_stride & 15))
         HD_WHY("cache.base / page_stride not 16-byte aligned");
-    const int64_t qsh = a->q_stride_h ? a->q_stride_h : MLA_KEY_DIM;
+    const int64_t qsh = a->q_stride_h ? a->q_stride_h : (ra ? HD_RA_ROW : MLA_KEY_DIM);
     const int64_t qst = a->q_stride_t ? a->q_stride_t : (int64_t)a->num_heads * qsh;
-    if (((uintptr_t)a->q & 15) || (qsh & 7) || (qst & 7))
+    if (ra && (((uintptr_t)a->q & 15) || (qsh & 15) || (qst & 15)))
+        HD_WHY("packed q not 16-byte aligned (q and its strides in multiples of 16 bytes)");
+    if (!ra && (((uintptr_t)a->q & 15) || (qsh & 7) || (qst & 7)))
         HD_WHY("q not 16-byte aligned (q and its strides in multiples of 8 elements)");
     const int64_t osh = a->out_stride_h ? a->out_stride_h : MLA_LATENT_DIM;
     const int64_t ost = a->out_stride_t ? a->out_stride_t : (int64_t)a->num_heads * osh;
@@ -1625,7 +1693,18 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     p.lse_st = a->lse_stride_t ? a->lse_stride_t : p.H;
     p.dbg_out = dbg;
     if (p.B < 1) return MLA_OK;
-    p.fp8 = a->cache.format == MLA_KV_FP8;
+    p.ra = a->cache.format == MLA_KV_FP8_ROPE_AWARE;
+    p.fp8 = a->cache.format == MLA_KV_FP8 || p.ra;
+    p.row_bytes = p.ra ? HD_RA_ROW : HD_F8_ROW;
+    p.rope_off = p.ra ? HD_RA_ROPE : HD_F8_ROPE;
+    if (p.ra) {
+        p.q8 = (const uint8_t *)a->q;
+        p.q_sh = a->q_stride_h ? a->q_stride_h : HD_RA_ROW;
+        p.q_st = a->q_stride_t ? a->q_stride_t : (int64_t)p.H * p.q_sh;
+        p.sigma = a->cache.sigma;
+        p.sig_st = a->cache.sigma_stride_page ? a->cache.sigma_stride_page : a->cache.page_size;
+        p.qsig = a->q_sigma;
+    }
     p.tma = hd_make_kv_map(a, &p.kv_map, &p.kv_map2, &p.kv_map3);
 
     const size_t need = hd_ws_bytes(a, nsplit);

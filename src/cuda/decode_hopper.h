@@ -1,5 +1,5 @@
-/* Internal: the Hopper (sm_90a) wgmma kernel of mla_decode for the MLA_KV_BF16 and MLA_KV_FP8
- * latent caches (src/cuda/decode_hopper.cu). Plain C with mla.h types only, so that C tests can include it.
+/* Internal: the Hopper (sm_90a) wgmma kernel of mla_decode for the MLA_KV_BF16, MLA_KV_FP8 and
+ * MLA_KV_FP8_ROPE_AWARE latent caches (src/cuda/decode_hopper.cu). Plain C with mla.h types only, so that C tests can include it.
  * The dispatcher in decode.cu calls mla_cuda_decode_hopper_supported() first and takes this
  * kernel when it returns 1. Host-visible arguments are assumed validated (src/core/decode.c). */
 #ifndef MLA_CUDA_DECODE_HOPPER_H
@@ -14,7 +14,7 @@ extern "C" {
 #endif
 
 /* 1 if this kernel handles the call; else 0 with the missing feature named in why (e.g.
- * "format MLA_KV_FP8_ROPE_AWARE", "device SM 8.0 (needs SM 9.0)", "q not 16-byte aligned"). */
+ * "format MLA_IDX_FP8", "device SM 8.0 (needs SM 9.0)", "q not 16-byte aligned"). */
 int mla_cuda_decode_hopper_supported(const mla_ctx *ctx, const mla_decode_args *a, char *why, size_t why_n);
 /* Scratch bytes for the automatic split count (0 when the call runs unsplit). Reads only
  * num_tokens, num_heads and batch.num_requests (and the context's SM count). */
