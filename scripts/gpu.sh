@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build, GPU tests (golden on CUDA, CUDA vs CPU randomized),
 # compute-sanitizer memcheck/racecheck on a reduced set, the benchmark; short table last.
-#   bash scripts/gpu.sh [test|bench|all|sanitize] [extra bench args...]
+#   bash scripts/gpu.sh [test|bench|all|sanitize|sweep] [extra bench args... | sweep: pages|small|all]
 # Needs the golden cases in ./golden (copy of ../shared/golden; carried to the device), and
 # golden/COMMIT holding `git describe --always --dirty` of the tree sent.
 set -uo pipefail
@@ -47,6 +47,9 @@ if [ "$mode" = sanitize ] || [ "$mode" = all ]; then
     MLA_TEST_QUICK=1 run_test "memcheck_$(basename $t)" compute-sanitizer --tool memcheck --error-exitcode 9 "$t"
     MLA_TEST_QUICK=1 run_test "racecheck_$(basename $t)" compute-sanitizer --tool racecheck --error-exitcode 9 "$t"
   done
+fi
+if [ "$mode" = sweep ]; then
+  B=$B bash scripts/decode_sweep.sh "${1:-all}" 2>&1 | tee "$OUT/sweep.log"
 fi
 if [ "$mode" = bench ] || [ "$mode" = all ]; then
   $B/mla bench --all --backend cuda --md "$OUT/bench.md" "$@" > "$OUT/bench.log" 2>&1

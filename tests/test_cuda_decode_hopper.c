@@ -6,14 +6,15 @@
  *     swizzled loads, the accumulator layout) and raw O after P.V with P = identity (the
  *     transposed V descriptor), so a layout bug is named before the full cases fail;
  *   - full cases: H 1, 16, 64, 100, 128; q_len 1, 2 and ragged with 0; seq_len 0, 1, 63, 64, 65,
- *     1000, 4097; page 64, 128 and 1, 16, 100, 192; causal and not; sink (with +-inf); padded
- *     strides; an out-of-range page id; NaN in every unused slot, page and padding; automatic and
+ *     1000, 4097; page 64, 128 (TMA, 64-row boxes), 16, 32, 48 (TMA, 16/32-row boxes) and 1, 61,
+ *     100, 192 (cp.async); causal and not; sink (with +-inf); padded strides; an out-of-range page
+ *     id (pages 64, 16, 32); NaN in every unused slot, page and padding; automatic and
  *     forced split counts; out bf16 by MLA_TOL_OUT, lse by MLA_TOL_LSE (+inf rows identical),
  *     padding of out and lse untouched, one case run twice for identical bytes;
  *   - FP8 (656-byte rows): the same checks with the writer's power-of-two scales (the kernel's fast
  *     path), with scales that are not powers of two everywhere (its exact program) or only in two
  *     tiles of each request (the CTAs holding them take the exact program, the others not), pages
- *     64, 128 (TMA) and 1, 16, 61, 100 (cp.async), NaN bytes (e4m3 NaN, NaN scales, NaN rope) in
+ *     64, 128, 16, 32 (TMA) and 1, 61, 100 (cp.async), NaN bytes (e4m3 NaN, NaN scales, NaN rope) in
  *     every unused slot and page.
  * No CUDA device or no SM 9.0: one SKIP line. MLA_TEST_QUICK=1: a reduced set.
  * MLA_BENCH_HOPPER=1: also times BF16 and FP8 at b=128 h=128 s_q=2 seq 4K/8K/32K, b=128 h=16 s_q=1
@@ -606,11 +607,11 @@ static hcase mk(int H, int page, int causal, int B, const int *qlen, const int *
 }
 
 static void run_fp8(h_rng *r) {
-    /* sweep with the writer's power-of-two scales: H x seq_len, pages rotating over TMA (64, 128)
-     * and cp.async (16, 61) */
+    /* sweep with the writer's power-of-two scales: H x seq_len, pages rotating over TMA (64, 128,
+     * 16, 32) and cp.async (61) */
     static const int Hs[4] = {1, 16, 64, 128};
     static const int Ss[5] = {1, 63, 65, 1000, 4097};
-    static const int Ps[4] = {64, 61, 128, 16};
+    static const int Ps[5] = {64, 61, 128, 16, 32};
     int k = 0;
     for (int hi = 0; hi < 4; hi++)
         for (int si = 0; si < 5; si++, k++) {
@@ -622,7 +623,7 @@ static void run_fp8(h_rng *r) {
             q[0] = sq < S ? sq : S;
             q[1] = (k % 3 == 1) ? 0 : 1;
             s[1] = S / 2 + 1;
-            hcase c = mk(H, Ps[k % 4], (k % 4) != 3, 2, q, s);
+            hcase c = mk(H, Ps[k % 5], (k % 4) != 3, 2, q, s);
             c.fp8 = 1;
             c.sink_mode = (k % 3 == 0);
             c.splits[0] = (k % 5 == 4) ? 1 : 0;
@@ -671,6 +672,8 @@ static void run_fp8(h_rng *r) {
         run_case(r, &c);
         c.page = 100; c.scales = 1;
         run_case(r, &c);
+        c.page = 16; c.scales = 0; /* TMA sub-blocks of 16 rows, one on the bad page */
+        run_case(r, &c);
     }
     { /* padded strides everywhere, sink with -inf / +inf; page 128 non-causal */
         const int q[3] = {1, 2, 1}, s[3] = {129, 64, 700};
@@ -693,7 +696,7 @@ static void run_fp8(h_rng *r) {
 }
 
 static void run_ra(h_rng *r) {
-    /* MLA_KV_FP8_ROPE_AWARE: sweep H x seq_len over pages 64 (TMA) and 16 (cp.async), causal and not,
+    /* MLA_KV_FP8_ROPE_AWARE: sweep H x seq_len over pages 64 and 16 (TMA boxes of 64 / 16 rows), causal and not,
      * sinks, automatic and unsplit */
     static const int Hs[3] = {1, 16, 128};
     static const int Ss[4] = {1, 65, 1000, 4097};
@@ -756,7 +759,8 @@ static void run_all(h_rng *r) {
             q[0] = S == 0 ? sq : (sq < S ? sq : S);
             q[1] = (k % 3 == 1) ? 0 : 1;
             s[1] = S == 0 ? 0 : S / 2 + 1;
-            hcase c = mk(H, (k % 3 == 2) ? 128 : 64, (k % 4) != 3, 2, q, s);
+            static const int Ps[6] = {64, 16, 128, 32, 61, 48}; /* TMA boxes of 64 / 16 / 32 rows, cp.async */
+            hcase c = mk(H, Ps[k % 6], (k % 4) != 3, 2, q, s);
             c.sink_mode = (k % 3 == 0);
             c.splits[0] = (k % 5 == 4) ? 1 : 0;
             run_case(r, &c);
@@ -776,6 +780,11 @@ static void run_all(h_rng *r) {
         c.bad_page = 1;
         c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
         run_case(r, &c);
+        c.page = 16; /* a 16-row sub-block of a tile on the bad page: zero-filled by TMA, masked */
+        run_case(r, &c);
+        c.page = 32;
+        c.causal = 0;
+        if (!g_quick) run_case(r, &c);
     }
     { /* page 16, H 128 */
         const int q[2] = {2, 1}, s[2] = {300, 17};

@@ -47,12 +47,13 @@
 
    Warpgroup 0 = producer (setmaxnreg 56). Warps 2-3 load Q by cp.async (zero rows past the
    block). Key tiles, two stages (tile n in stage n & 1):
-   - page_size % 64 == 0 (TMA path): one thread issues 9 TMA box copies (64 columns x 64 rows of
-     one page, 128-byte swizzle) per tile onto the stage's "full" mbarrier, after the stage's
+   - page_size % 16 == 0 (TMA path): one thread issues 9 TMA box copies (64 columns x box rows
+     of one page, box = 64, 32 or 16 dividing page_size, 128-byte swizzle) per sub-block of box
+     rows, 64 / box sub-blocks per tile, onto the stage's "full" mbarrier, after the stage's
      "empty" mbarrier says both consumers are done with tile n-2. Rows past seq_len are copied
-     too (whatever the page holds there, NaN included); a tile on an out-of-range page is not
-     copied. nvalid[stage] tells the consumers; each zeroes those rows in its own V half before
-     its P.V (0 * NaN), the mask keeps them out of S.
+     too (whatever the page holds there, NaN included); a sub-block on an out-of-range page is
+     zero-filled (TMA out of bounds) and masked. nvalid[stage] tells the consumers; each zeroes
+     the rows past it in its own V half before its P.V (0 * NaN), the mask keeps them out of S.
    - otherwise: warp pairs 0-1 / 2-3 copy the even / odd tiles with cp.async, row by row through
      the block table (zero-fill for rows without a key), fence.proxy.async, arrive on "full".
    MLA_KV_FP8: all four warps load raw tiles into the stage and dequantize them there (see the
@@ -92,6 +93,8 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <cuda.h> /* CUtensorMap (the driver entry point is fetched through the runtime) */
 
@@ -168,7 +171,9 @@ typedef struct hd_params {
                                    FP8: [num_pages][page_size][656] bytes, box 64x64x1 (one latent slot), no swizzle */
     CUtensorMap kv_map2;        /* FP8 tma: the same bytes, box 128x64x1 at column 528 (the rope), 128B swizzle */
     CUtensorMap kv_map3;        /* FP8 tma: the same bytes, box 16x64x1 at column 512 (the scales), no swizzle */
-    int32_t tma;                /* 1: key tiles by TMA (page_size % 64 == 0), 0: cp.async by two producer pairs */
+    int32_t tma;                /* 1: key tiles by TMA (page_size % 16 == 0), 0: cp.async by two producer pairs */
+    int32_t box;                /* tma: rows per box (64, 32 or 16: the largest dividing page_size); a tile is
+                                   64 / box sub-blocks, each inside one page */
     int32_t fp8;                /* 1: MLA_KV_FP8 cache (656-byte rows), 0: MLA_KV_BF16 */
     int32_t B, T, H, causal;
     int32_t nsplit;             /* >= 1 */
@@ -503,34 +508,53 @@ MLA_DEV uint32_t hd_valid_bits(int nv, int k) {
     return c >= 32 ? 0xffffffffu : (c <= 0 ? 0u : (1u << c) - 1u);
 }
 
-/* TMA path (page_size % 64 == 0: a tile is 64 consecutive rows of one page): one thread issues
- * 9 box copies (64 columns x 64 rows each, one chunk) per tile onto the stage's full barrier.
- * Rows past seq_len are copied too (they lie inside the page) and are zeroed by the consumers;
- * a tile on an out-of-range page is not copied at all (nvalid 0). */
+/* TMA path (page_size % 16 == 0): one thread issues, per tile, 9 box copies (64 columns x box
+ * rows, one chunk or a 16/32-row band of it: the 128-byte swizzle is a function of the shared
+ * address, so bands at multiples of 8 rows compose into the 64-row layout) for each of the
+ * 64 / box sub-blocks, each on its own page, onto the stage's full barrier. Rows past seq_len
+ * inside a copied sub-block are copied too and zeroed by the consumers (rows >= nvalid); a
+ * sub-block wholly past seq_len is not copied (its rows are >= nvalid); a sub-block on an
+ * out-of-range page is copied from page coordinate num_pages: wholly out of the tensor, TMA fills
+ * it with zeros (and still counts its bytes), and its keys are masked out of S. */
 MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, uint32_t sbase, uint32_t sm_u32) {
     const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
     const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
     asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&p.kv_map) : "memory");
+    const int box = p.box, nsub = HD_KEYS / box;
     for (int n = 0; n < J.nt; n++) {
         const int st = n & 1, k = n >> 1;
         const int key0 = (J.t_begin + n) * HD_KEYS;
-        const int32_t page = p.bt[(int64_t)J.b * p.bt_stride + key0 / p.page_size];
-        const int ok = page >= 0 && page < p.num_pages;
-        const int nv = ok ? min(HD_KEYS, J.seq - key0) : 0;
+        const int nv = max(0, min(HD_KEYS, J.seq - key0));
+        uint64_t bad = 0; /* keys on out-of-range pages */
+        int pages[4], ncopy = 0;
+        for (int i = 0; i < nsub; i++) {
+            const int kk = key0 + i * box;
+            pages[i] = -1;
+            if (kk >= J.seq) continue;
+            const int32_t page = p.bt[(int64_t)J.b * p.bt_stride + kk / p.page_size];
+            ncopy++;
+            if (page >= 0 && page < p.num_pages) pages[i] = page;
+            else bad |= (box == 64 ? ~0ull : ((1ull << box) - 1ull)) << (i * box);
+        }
         if (k >= 1) hd_mbar_wait(empty0 + 8u * st, (uint32_t)((k - 1) & 1)); /* consumers done with tile n-2 */
         HD_T(2, 1, n);
-        sm->kv_valid[st][0] = hd_valid_bits(nv, 0);
-        sm->kv_valid[st][1] = hd_valid_bits(nv, 1);
+        sm->kv_valid[st][0] = hd_valid_bits(nv, 0) & ~(uint32_t)bad;
+        sm->kv_valid[st][1] = hd_valid_bits(nv, 1) & ~(uint32_t)(bad >> 32);
         sm->nvalid[st] = nv;
         const uint32_t bar = full0 + 8u * st;
-        if (nv > 0) {
-            hd_mbar_expect_tx(bar, HD_TILE);
-            const uint32_t dst = sbase + (st ? HD_SK1 : HD_SK0);
-            const int row = key0 % p.page_size;
-#pragma unroll
-            for (int c = 0; c < 9; c++) hd_tma_3d(dst + c * HD_CHUNK, &p.kv_map, 64 * c, row, page, bar);
-        } else {
+        if (nsub == 1 && pages[0] < 0) { /* whole tile on a bad page: no copy, every key masked (nv rows zeroed
+                                             by the consumers only below nvalid: keep nvalid 0) */
+            sm->nvalid[st] = 0;
             hd_mbar_arrive(bar);
+            continue;
+        }
+        hd_mbar_expect_tx(bar, (uint32_t)(ncopy * 9 * box * 128));
+        const uint32_t dst = sbase + (st ? HD_SK1 : HD_SK0);
+        for (int i = 0; i < ncopy; i++) {
+            const int kk = key0 + i * box;
+            const int row = pages[i] >= 0 ? kk % p.page_size : 0, pg = pages[i] >= 0 ? pages[i] : p.num_pages;
+#pragma unroll
+            for (int c = 0; c < 9; c++) hd_tma_3d(dst + c * HD_CHUNK + i * box * 128, &p.kv_map, 64 * c, row, pg, bar);
         }
     }
 }
@@ -539,10 +563,10 @@ MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, 
  * Per tile n (stage st = n & 1), once the stage's "empty" says both consumers are done with tile
  * n-2, the raw rows land inside the stage itself: latent slot j (the 64 rows x 64 B of latent
  * columns 64j..64j+63) at HD_F8_RAW + 4096 j, the rope straight into chunk 8 in its final
- * swizzled layout, the scales (16 B per row) at the stage's start. TMA when page_size % 64 == 0
- * (8 slot boxes, the rope box and the scales box on landed[st], issued by thread 0 as soon as the
- * stage is free, polled between conversion phases; an L2 prefetch of tile n+2's 41984 contiguous
- * bytes), else cp.async (41 pieces per row through the block table, zero-filled where no key).
+ * swizzled layout, the scales (16 B per row) at the stage's start. TMA when page_size % 16 == 0
+ * (per sub-block of box rows: 8 slot boxes, the rope box and the scales box on landed[st], issued
+ * by thread 0 as soon as the stage is free, polled between conversion phases; an L2 prefetch of
+ * tile n+2's rows), else cp.async (41 pieces per row through the block table, zero-filled where no key).
  * Then thread tid reads the scales of its rows r = tid / 4 and r + 32 (a barrier: chunk 0 is
  * written next) and dequantizes columns 16 (tid % 4) .. + 15 of every slot of both rows into the
  * bf16 chunks in place, in four phases so that no raw slot is overwritten before everyone has
@@ -613,29 +637,49 @@ MLA_DEV uint4 hd_f8_get(const uint8_t *g, int j, int rr, int q, int ok) {
 MLA_DEV void hd_prefetch_l2(const void *src, uint32_t bytes) {
     asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"((uint64_t)src), "r"(bytes) : "memory");
 }
-/* TMA path, thread 0: the raw tile m into its stage (free: tile m-2 paid) on landed[m & 1] (plain
- * arrival when its page is out of range: all rows become zeros); tile m+2 into L2 */
+/* TMA path, thread 0: the raw tile m into its stage (free: tile m-2 paid) on landed[m & 1], per
+ * sub-block of p.box rows (each inside one page) the 8 latent slot boxes, the rope box and the
+ * scales box at the sub-block's row offset; sub-blocks past seq_len or on an out-of-range page are
+ * not copied (their rows have no key: the dequantization writes zeros there); a plain arrival when
+ * nothing is copied. Tile m+2's sub-blocks into L2. */
 MLA_DEV void hd_f8_issue(const hd_params &p, const hd_job &J, uint32_t sbase, uint32_t landed0, int m) {
-    const int key0 = (J.t_begin + m) * HD_KEYS;
-    const int32_t page = p.bt[(int64_t)J.b * p.bt_stride + key0 / p.page_size];
+    const int key0 = (J.t_begin + m) * HD_KEYS, box = p.box, nsub = HD_KEYS / box;
     const uint32_t bar = landed0 + 8u * (uint32_t)(m & 1);
-    if (page >= 0 && page < p.num_pages) {
-        const int row = key0 % p.page_size;
+    int pages[4], ncopy = 0;
+    for (int i = 0; i < nsub; i++) {
+        const int kk = key0 + i * box;
+        pages[i] = -1;
+        if (kk >= J.seq) continue;
+        const int32_t page = p.bt[(int64_t)J.b * p.bt_stride + kk / p.page_size];
+        if (page >= 0 && page < p.num_pages) {
+            pages[i] = page;
+            ncopy++;
+        }
+    }
+    if (ncopy > 0) {
         const uint32_t dst = sbase + ((m & 1) ? HD_SK1 : HD_SK0);
-        hd_mbar_expect_tx(bar, p.ra ? HD_F8_TX - 1024 : HD_F8_TX);
+        hd_mbar_expect_tx(bar, (uint32_t)(ncopy * box * p.row_bytes));
+        for (int i = 0; i < nsub; i++) {
+            if (pages[i] < 0) continue;
+            const int row = (key0 + i * box) % p.page_size, page = pages[i];
 #pragma unroll
-        for (int j = 0; j < 8; j++) hd_tma_3d(dst + HD_F8_RAW + j * HD_F8_SLOT, &p.kv_map, 64 * j, row, page, bar);
-        hd_tma_3d(dst + 8 * HD_CHUNK, &p.kv_map2, p.rope_off, row, page, bar);
-        if (!p.ra) hd_tma_3d(dst, &p.kv_map3, HD_F8_SCALES, row, page, bar);
+            for (int j = 0; j < 8; j++)
+                hd_tma_3d(dst + HD_F8_RAW + j * HD_F8_SLOT + i * box * 64, &p.kv_map, 64 * j, row, page, bar);
+            hd_tma_3d(dst + 8 * HD_CHUNK + i * box * 128, &p.kv_map2, p.rope_off, row, page, bar);
+            if (!p.ra) hd_tma_3d(dst + i * box * 16, &p.kv_map3, HD_F8_SCALES, row, page, bar);
+        }
     } else {
         hd_mbar_arrive(bar);
     }
-    const int key2 = key0 + 2 * HD_KEYS;
-    if (key2 < J.seq && m + 2 < J.nt) {
-        const int32_t pg2 = p.bt[(int64_t)J.b * p.bt_stride + key2 / p.page_size];
-        if (pg2 >= 0 && pg2 < p.num_pages)
-            hd_prefetch_l2(p.kv + (int64_t)pg2 * p.page_stride + (int64_t)(key2 % p.page_size) * p.row_bytes,
-                           (uint32_t)(HD_KEYS * p.row_bytes));
+    if (m + 2 < J.nt) {
+        for (int i = 0; i < nsub; i++) {
+            const int key2 = key0 + 2 * HD_KEYS + i * box;
+            if (key2 >= J.seq) break;
+            const int32_t pg2 = p.bt[(int64_t)J.b * p.bt_stride + key2 / p.page_size];
+            if (pg2 >= 0 && pg2 < p.num_pages)
+                hd_prefetch_l2(p.kv + (int64_t)pg2 * p.page_stride + (int64_t)(key2 % p.page_size) * p.row_bytes,
+                               (uint32_t)(box * p.row_bytes));
+        }
     }
 }
 /* thread 0: issue tile *next if its stage is free (block: wait for it); 1 when issued */
@@ -1462,6 +1506,9 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
 
 __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7(const __grid_constant__ hd_params p) {
     extern __shared__ __align__(1024) uint8_t hd_smem_raw[];
+    /* the combine grid (launched as a programmatic dependent) may start its launch now; it waits
+       in griddepcontrol.wait for this whole grid to complete */
+    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
     hd_job J;
     if (!hd_find_job(p, &J)) return; /* uniform over the CTA */
 
@@ -1495,37 +1542,49 @@ __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7(const __gri
     }
 }
 
-/* Split-KV combine: one warp per (t, h) row, lane covers columns 4*lane + 128*k (k < 4).
- * lse2_s = -inf marks an empty split (its partial is 0 and is skipped). */
-__global__ void __launch_bounds__(128) hd_combine_kernel_v1(const hd_params p) {
-    const int64_t row = (int64_t)blockIdx.x * 4 + (threadIdx.x >> 5);
-    const int lane = threadIdx.x & 31;
+/* Split-KV combine: one CTA of 128 threads per (t, h) row, thread i covers columns 4i..4i+3.
+ * The split weights 2^(lse2_s - M) are computed once into shared memory; the loop over splits
+ * then has no dependent global load, so 8 partial rows are in flight per thread (v1 was one warp
+ * per row with the lse load inside the loop: latency-bound, ~1 us per split, 64 us at b=1).
+ * lse2_s = -inf marks an empty split (weight 0; its partial is never read into the sum).
+ * Launched with programmatic dependent launch: griddepcontrol.wait returns once the decode grid
+ * has completed and its writes are visible, so this grid's launch overlaps the decode's tail. */
+__global__ void __launch_bounds__(128) hd_combine_kernel_v2(const hd_params p) {
+    __shared__ float wsh[MLA_HD_MAX_SPLITS];
+    __shared__ float red[4];
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+    const int64_t row = blockIdx.x;
+    const int tid = threadIdx.x, lane = tid & 31;
     const int64_t TH = (int64_t)p.T * p.H;
-    if (row >= TH) return;
     const int t = (int)(row / p.H), h = (int)(row - (int64_t)t * p.H);
-    float M = -INFINITY;
-    for (int s = lane; s < p.nsplit; s += 32) M = fmaxf(M, p.ws_lse[s * TH + row]);
+    const int ns = p.nsplit;
+    float ls = tid < ns ? p.ws_lse[tid * TH + row] : -INFINITY; /* ns <= 128 */
+    float M = ls;
 #pragma unroll
     for (int k = 16; k >= 1; k >>= 1) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, k));
-    float acc[16];
+    if (lane == 0) red[tid >> 5] = M;
+    __syncthreads();
+    M = fmaxf(fmaxf(red[0], red[1]), fmaxf(red[2], red[3]));
+    const float w = (M == -INFINITY || ls == -INFINITY) ? 0.f : exp2f(ls - M);
+    if (tid < ns) wsh[tid] = w;
+    float W = w;
 #pragma unroll
-    for (int i = 0; i < 16; i++) acc[i] = 0.f;
-    float W = 0.f;
-    if (M != -INFINITY) {
-        for (int s = 0; s < p.nsplit; s++) {
-            const float ls = p.ws_lse[s * TH + row];
-            if (ls == -INFINITY) continue;
-            const float wgt = exp2f(ls - M);
-            W += wgt;
-            const float *src = p.ws_o + (s * TH + row) * HD_DV + 4 * lane;
-#pragma unroll
-            for (int k = 0; k < 4; k++) {
-                const float4 v = *(const float4 *)(src + 128 * k);
-                acc[4 * k + 0] += wgt * v.x;
-                acc[4 * k + 1] += wgt * v.y;
-                acc[4 * k + 2] += wgt * v.z;
-                acc[4 * k + 3] += wgt * v.w;
-            }
+    for (int k = 16; k >= 1; k >>= 1) W += __shfl_xor_sync(0xffffffffu, W, k);
+    __syncthreads(); /* red[] read by everyone, wsh[] written */
+    if (lane == 0) red[tid >> 5] = W;
+    __syncthreads();
+    W = red[0] + red[1] + red[2] + red[3];
+    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+    const float *src = p.ws_o + row * HD_DV + 4 * tid;
+#pragma unroll 8
+    for (int s = 0; s < ns; s++) {
+        const float ws = wsh[s];
+        const float4 v = __ldcs((const float4 *)(src + (int64_t)s * TH * HD_DV)); /* read once: stream */
+        if (ws != 0.f) {
+            acc.x += ws * v.x;
+            acc.y += ws * v.y;
+            acc.z += ws * v.z;
+            acc.w += ws * v.w;
         }
     }
     float f = 0.f, lse = INFINITY;
@@ -1534,13 +1593,10 @@ __global__ void __launch_bounds__(128) hd_combine_kernel_v1(const hd_params p) {
         f = 1.f / W;
         if (p.sink) f *= 1.f / (1.f + expf(p.sink[h] - lse));
     }
-    uint16_t *orow = p.out + (int64_t)t * p.o_st + (int64_t)h * p.o_sh + 4 * lane;
-#pragma unroll
-    for (int k = 0; k < 4; k++) {
-        *(uint32_t *)(orow + 128 * k) = pack_bf16x2(acc[4 * k] * f, acc[4 * k + 1] * f);
-        *(uint32_t *)(orow + 128 * k + 2) = pack_bf16x2(acc[4 * k + 2] * f, acc[4 * k + 3] * f);
-    }
-    if (p.lse && lane == 0) p.lse[(int64_t)t * p.lse_st + h] = lse;
+    uint16_t *orow = p.out + (int64_t)t * p.o_st + (int64_t)h * p.o_sh + 4 * tid;
+    *(uint32_t *)orow = pack_bf16x2(acc.x * f, acc.y * f);
+    *(uint32_t *)(orow + 2) = pack_bf16x2(acc.z * f, acc.w * f);
+    if (p.lse && tid == 0) p.lse[(int64_t)t * p.lse_st + h] = lse;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1551,6 +1607,8 @@ static int hd_auto_splits(const mla_ctx *ctx, const mla_decode_args *a) {
     const int64_t B = a->batch.num_requests > 0 ? a->batch.num_requests : 1;
     const int64_t TH = (int64_t)a->num_tokens * a->num_heads;
     if (TH <= 0) return 1;
+    const char *env = getenv("MLA_DECODE_SPLITS"); /* tuning knob (bench sweeps); workspace queries agree */
+    if (env && atoi(env) >= 1) return atoi(env) < MLA_HD_MAX_SPLITS ? atoi(env) : MLA_HD_MAX_SPLITS;
     const int64_t per_req = (TH + B - 1) / B;
     const int64_t est = B * ((per_req + HD_ROWS - 1) / HD_ROWS); /* row blocks of a uniform batch */
     const int64_t sms = ctx && ctx->sm_count > 0 ? ctx->sm_count : 132;
@@ -1577,19 +1635,23 @@ static hd_encode_fn hd_load_encode(void) {
     return (hd_encode_fn)f;
 }
 
+/* rows per TMA box: the largest of 64, 32, 16 dividing page_size (page_size % 16 == 0) */
+static int hd_box_rows(int page_size) { return page_size % 64 == 0 ? 64 : (page_size % 32 == 0 ? 32 : 16); }
+
 /* The cache as a 3-D tensor [num_pages][page_size][576] bf16 (strides 1152 B, page_stride B),
- * box 64 columns x 64 rows x 1 page in the 128-byte swizzle: one box = one smem chunk.
- * 1 when the map was made (page_size % 64 == 0 and the driver accepts it), else 0. */
+ * box 64 columns x hd_box_rows rows x 1 page in the 128-byte swizzle: one box = one smem chunk
+ * (or a band of it). 1 when the map was made (page_size % 16 == 0 and the driver accepts it). */
 static int hd_make_kv_map(const mla_decode_args *a, CUtensorMap *map, CUtensorMap *map2, CUtensorMap *map3) {
     static const hd_encode_fn encode = hd_load_encode();
-    if (!encode || a->cache.page_size % HD_KEYS != 0 || a->cache.num_pages < 1) return 0;
+    if (!encode || a->cache.page_size % 16 != 0 || a->cache.num_pages < 1) return 0;
+    const cuuint32_t rows = (cuuint32_t)hd_box_rows(a->cache.page_size);
     if (a->cache.format == MLA_KV_FP8 || a->cache.format == MLA_KV_FP8_ROPE_AWARE) {
         /* bytes [num_pages][page_size][656 or 640]: latent slots, the rope (and the FP8 scales) */
         const int ra = a->cache.format == MLA_KV_FP8_ROPE_AWARE;
         const cuuint64_t rb = ra ? (cuuint64_t)HD_RA_ROW : (cuuint64_t)HD_F8_ROW;
         const cuuint64_t dim[3] = {rb, (cuuint64_t)a->cache.page_size, (cuuint64_t)a->cache.num_pages};
         const cuuint64_t stride[2] = {rb, (cuuint64_t)a->cache.page_stride};
-        const cuuint32_t box[3] = {64, HD_KEYS, 1}, box2[3] = {128, HD_KEYS, 1}, box3[3] = {16, HD_KEYS, 1};
+        const cuuint32_t box[3] = {64, rows, 1}, box2[3] = {128, rows, 1}, box3[3] = {16, rows, 1};
         const cuuint32_t estride[3] = {1, 1, 1};
         return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, (void *)a->cache.base, dim, stride, box, estride,
                       CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
@@ -1603,7 +1665,7 @@ static int hd_make_kv_map(const mla_decode_args *a, CUtensorMap *map, CUtensorMa
     }
     const cuuint64_t dim[3] = {(cuuint64_t)HD_DK, (cuuint64_t)a->cache.page_size, (cuuint64_t)a->cache.num_pages};
     const cuuint64_t stride[2] = {(cuuint64_t)HD_ROW_BYTES, (cuuint64_t)a->cache.page_stride};
-    const cuuint32_t box[3] = {64, HD_KEYS, 1}, estride[3] = {1, 1, 1};
+    const cuuint32_t box[3] = {64, rows, 1}, estride[3] = {1, 1, 1};
     return encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, (void *)a->cache.base, dim, stride, box, estride,
                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
@@ -1706,6 +1768,7 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
         p.qsig = a->q_sigma;
     }
     p.tma = hd_make_kv_map(a, &p.kv_map, &p.kv_map2, &p.kv_map3);
+    p.box = p.tma ? hd_box_rows(p.page_size) : HD_KEYS;
 
     const size_t need = hd_ws_bytes(a, nsplit);
     if (need) {
@@ -1728,7 +1791,18 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     MLA_CUDA_LAUNCHED(ctx, "decode (hopper) kernel");
     if (nsplit > 1) {
         const int64_t TH = (int64_t)p.T * p.H;
-        hd_combine_kernel_v1<<<(unsigned)((TH + 3) / 4), 128, 0, stream>>>(p);
+        cudaLaunchConfig_t cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cudaLaunchAttribute attr[1];
+        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[0].val.programmaticStreamSerializationAllowed = 1;
+        cfg.gridDim = dim3((unsigned)TH, 1u, 1u);
+        cfg.blockDim = dim3(128u, 1u, 1u);
+        cfg.dynamicSmemBytes = 0;
+        cfg.stream = stream;
+        cfg.attrs = attr;
+        cfg.numAttrs = 1;
+        MLA_CUDA_TRY(ctx, cudaLaunchKernelEx(&cfg, hd_combine_kernel_v2, p), "decode (hopper) combine launch");
         MLA_CUDA_LAUNCHED(ctx, "decode (hopper) combine");
     }
     return MLA_OK;

@@ -27,7 +27,7 @@ mla_status mla_cuda_decode_hopper(mla_ctx *ctx, const mla_decode_args *a);
 /* The split count the automatic plan picks for these shapes (1 = unsplit). */
 int mla_cuda_decode_hopper_splits(const mla_ctx *ctx, const mla_decode_args *a);
 /* As above with a forced split count (0 = automatic; 1..MLA_HD_MAX_SPLITS). */
-#define MLA_HD_MAX_SPLITS 64
+#define MLA_HD_MAX_SPLITS 128
 size_t mla_cuda_decode_hopper_workspace_ex(const mla_ctx *ctx, const mla_decode_args *a, int num_splits);
 mla_status mla_cuda_decode_hopper_ex(mla_ctx *ctx, const mla_decode_args *a, int num_splits);
 /* Stage test: runs one CTA (request 0, row block 0, first key tile only) and writes to the

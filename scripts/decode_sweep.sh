@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Issue 5 sweeps on the GPU machine (after scripts/gpu.sh has built build-gpu): decode page sizes,
+# small batches against the split count, prints one line per configuration.
+#   bash scripts/decode_sweep.sh [pages|small|all]
+set -uo pipefail
+B=${B:-build-gpu}
+what=${1:-all}
+bench() { # label, env..., -- bench args...
+  local label=$1; shift
+  local envs=()
+  while [ "$1" != "--" ]; do envs+=("$1"); shift; done; shift
+  local line
+  line=$(env "${envs[@]}" $B/mla bench decode --backend cuda --no-ceilings "$@" 2>&1 | grep -E "^\| decode" | tail -1)
+  printf '%-34s %s\n' "$label" "${line:-FAILED}"
+}
+if [ "$what" = pages ] || [ "$what" = all ]; then
+  for f in bf16 fp8; do
+    for ps in 64 32 16 48 61; do
+      bench "$f page=$ps 8K" X=1 -- --format $f --batch 128 --heads 128 --sq 2 --seqlen 8192 --page-size $ps
+    done
+    for ps in 64 32 16; do
+      bench "$f page=$ps h16 16K" X=1 -- --format $f --batch 128 --heads 16 --sq 1 --seqlen 16384 --page-size $ps
+    done
+  done
+fi
+if [ "$what" = small ] || [ "$what" = all ]; then
+  for b in 1 2 4 8; do
+    bench "bf16 b=$b 32K auto" X=1 -- --batch $b --heads 128 --sq 1 --seqlen 32768
+    for s in ${SPLITS:-16 32 48 66 96 128}; do
+      bench "bf16 b=$b 32K splits=$s" MLA_DECODE_SPLITS=$s -- --batch $b --heads 128 --sq 1 --seqlen 32768
+    done
+  done
+  bench "bf16 b=1 h16 32K auto" X=1 -- --batch 1 --heads 16 --sq 1 --seqlen 32768
+  bench "fp8 b=4 32K auto" X=1 -- --format fp8 --batch 4 --heads 128 --sq 1 --seqlen 32768
+fi
