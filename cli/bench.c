@@ -343,7 +343,9 @@ static int make_batch(bench_case *b, host_batch *h, int ps) {
     h->block_table = (int32_t *)calloc((size_t)h->B * (size_t)h->max_pages, 4);
     if (!perm || !h->block_table) { free(perm); case_fail(b, MLA_ERR_OUT_OF_MEMORY, "host memory"); return -1; }
     for (int i = 0; i < h->pages; i++) perm[i] = i;
-    for (int i = h->pages - 1; i > 0; i--) { int j = rint_below(&b->r, i + 1), t = perm[i]; perm[i] = perm[j]; perm[j] = t; }
+    const char *seqp = getenv("MLA_BENCH_SEQ_PAGES"); /* diagnosis: 1 = pages in pool order (no shuffle) */
+    if (!(seqp && atoi(seqp) == 1))
+        for (int i = h->pages - 1; i > 0; i--) { int j = rint_below(&b->r, i + 1), t = perm[i]; perm[i] = perm[j]; perm[j] = t; }
     int k = 0;
     for (int i = 0; i < h->B; i++)
         for (int p = 0; p < (h->seq_lens[i] + ps - 1) / ps; p++) h->block_table[(size_t)i * h->max_pages + p] = perm[k++];

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 5 sweeps on the GPU machine (after scripts/gpu.sh has built build-gpu): decode page sizes,
 # small batches against the split count, prints one line per configuration.
-#   bash scripts/decode_sweep.sh [pages|small|all]
+#   bash scripts/decode_sweep.sh [pages|diag|small|all]
 set -uo pipefail
 B=${B:-build-gpu}
 what=${1:-all}
@@ -10,8 +10,8 @@ bench() { # label, env..., -- bench args...
   local envs=()
   while [ "$1" != "--" ]; do envs+=("$1"); shift; done; shift
   local line
-  line=$(env "${envs[@]}" $B/mla bench decode --backend cuda --no-ceilings "$@" 2>&1 | grep -E "^\| decode" | tail -1)
-  printf '%-34s %s\n' "$label" "${line:-FAILED}"
+  line=$(env "${envs[@]}" $B/mla bench decode --backend cuda --no-ceilings "$@" 2>&1 | grep -E "^decode " | tail -1)
+  printf '%-30s %s\n' "$label" "$(echo "${line:-FAILED x x x x x x}" | awk '{print $(NF-5), "ms", $(NF-4), "TF", $(NF-2), "GB/s"}')"
 }
 if [ "$what" = pages ] || [ "$what" = all ]; then
   for f in bf16 fp8; do
@@ -22,6 +22,15 @@ if [ "$what" = pages ] || [ "$what" = all ]; then
       bench "$f page=$ps h16 16K" X=1 -- --format $f --batch 128 --heads 16 --sq 1 --seqlen 16384 --page-size $ps
     done
   done
+fi
+if [ "$what" = diag ] || [ "$what" = all ]; then # page-size cost: TMA box size vs page locality
+  for f in bf16 fp8; do
+    bench "$f p=64 box=16 8K" MLA_HD_BOX=16 -- --format $f --batch 128 --heads 128 --sq 2 --seqlen 8192 --page-size 64
+    bench "$f p=16 sequential pages 8K" MLA_BENCH_SEQ_PAGES=1 -- --format $f --batch 128 --heads 128 --sq 2 --seqlen 8192 --page-size 16
+    bench "$f p=64 sequential pages 8K" MLA_BENCH_SEQ_PAGES=1 -- --format $f --batch 128 --heads 128 --sq 2 --seqlen 8192 --page-size 64
+  done
+  bench "bf16 p=64 box=16 h16 16K" MLA_HD_BOX=16 -- --batch 128 --heads 16 --sq 1 --seqlen 16384 --page-size 64
+  bench "bf16 p=16 seq pages h16 16K" MLA_BENCH_SEQ_PAGES=1 -- --batch 128 --heads 16 --sq 1 --seqlen 16384 --page-size 16
 fi
 if [ "$what" = small ] || [ "$what" = all ]; then
   for b in 1 2 4 8; do

@@ -525,9 +525,32 @@ MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, 
         const int st = n & 1, k = n >> 1;
         const int key0 = (J.t_begin + n) * HD_KEYS;
         const int nv = max(0, min(HD_KEYS, J.seq - key0));
+        if (nsub == 1) { /* one page per tile: one block-table read, 9 boxes */
+            const int32_t page = p.bt[(int64_t)J.b * p.bt_stride + key0 / p.page_size];
+            const int ok = page >= 0 && page < p.num_pages;
+            if (k >= 1) hd_mbar_wait(empty0 + 8u * st, (uint32_t)((k - 1) & 1)); /* consumers done with tile n-2 */
+            HD_T(2, 1, n);
+            const int nvk = ok ? nv : 0; /* a tile on a bad page: no copy, every row zeroed and masked */
+            sm->kv_valid[st][0] = hd_valid_bits(nvk, 0);
+            sm->kv_valid[st][1] = hd_valid_bits(nvk, 1);
+            sm->nvalid[st] = nvk;
+            const uint32_t bar = full0 + 8u * st;
+            if (ok) {
+                hd_mbar_expect_tx(bar, HD_TILE);
+                const uint32_t dst = sbase + (st ? HD_SK1 : HD_SK0);
+                const int row = key0 % p.page_size;
+#pragma unroll
+                for (int c = 0; c < 9; c++) hd_tma_3d(dst + c * HD_CHUNK, &p.kv_map, 64 * c, row, page, bar);
+            } else {
+                hd_mbar_arrive(bar);
+            }
+            continue;
+        }
         uint64_t bad = 0; /* keys on out-of-range pages */
         int pages[4], ncopy = 0;
-        for (int i = 0; i < nsub; i++) {
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            if (i >= nsub) break;
             const int kk = key0 + i * box;
             pages[i] = -1;
             if (kk >= J.seq) continue;
@@ -542,15 +565,11 @@ MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, 
         sm->kv_valid[st][1] = hd_valid_bits(nv, 1) & ~(uint32_t)(bad >> 32);
         sm->nvalid[st] = nv;
         const uint32_t bar = full0 + 8u * st;
-        if (nsub == 1 && pages[0] < 0) { /* whole tile on a bad page: no copy, every key masked (nv rows zeroed
-                                             by the consumers only below nvalid: keep nvalid 0) */
-            sm->nvalid[st] = 0;
-            hd_mbar_arrive(bar);
-            continue;
-        }
         hd_mbar_expect_tx(bar, (uint32_t)(ncopy * 9 * box * 128));
         const uint32_t dst = sbase + (st ? HD_SK1 : HD_SK0);
-        for (int i = 0; i < ncopy; i++) {
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            if (i >= ncopy) break;
             const int kk = key0 + i * box;
             const int row = pages[i] >= 0 ? kk % p.page_size : 0, pg = pages[i] >= 0 ? pages[i] : p.num_pages;
 #pragma unroll
@@ -645,8 +664,32 @@ MLA_DEV void hd_prefetch_l2(const void *src, uint32_t bytes) {
 MLA_DEV void hd_f8_issue(const hd_params &p, const hd_job &J, uint32_t sbase, uint32_t landed0, int m) {
     const int key0 = (J.t_begin + m) * HD_KEYS, box = p.box, nsub = HD_KEYS / box;
     const uint32_t bar = landed0 + 8u * (uint32_t)(m & 1);
+    if (nsub == 1) { /* one page per tile (straight-line: thread 0 also dequantizes; a loop here cost 10%) */
+        const int32_t page = p.bt[(int64_t)J.b * p.bt_stride + key0 / p.page_size];
+        if (page >= 0 && page < p.num_pages) {
+            const int row = key0 % p.page_size;
+            const uint32_t dst = sbase + ((m & 1) ? HD_SK1 : HD_SK0);
+            hd_mbar_expect_tx(bar, p.ra ? HD_F8_TX - 1024 : HD_F8_TX);
+#pragma unroll
+            for (int j = 0; j < 8; j++) hd_tma_3d(dst + HD_F8_RAW + j * HD_F8_SLOT, &p.kv_map, 64 * j, row, page, bar);
+            hd_tma_3d(dst + 8 * HD_CHUNK, &p.kv_map2, p.rope_off, row, page, bar);
+            if (!p.ra) hd_tma_3d(dst, &p.kv_map3, HD_F8_SCALES, row, page, bar);
+        } else {
+            hd_mbar_arrive(bar);
+        }
+        const int key2 = key0 + 2 * HD_KEYS;
+        if (key2 < J.seq && m + 2 < J.nt) {
+            const int32_t pg2 = p.bt[(int64_t)J.b * p.bt_stride + key2 / p.page_size];
+            if (pg2 >= 0 && pg2 < p.num_pages)
+                hd_prefetch_l2(p.kv + (int64_t)pg2 * p.page_stride + (int64_t)(key2 % p.page_size) * p.row_bytes,
+                               (uint32_t)(HD_KEYS * p.row_bytes));
+        }
+        return;
+    }
     int pages[4], ncopy = 0;
-    for (int i = 0; i < nsub; i++) {
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        if (i >= nsub) break;
         const int kk = key0 + i * box;
         pages[i] = -1;
         if (kk >= J.seq) continue;
@@ -659,7 +702,9 @@ MLA_DEV void hd_f8_issue(const hd_params &p, const hd_job &J, uint32_t sbase, ui
     if (ncopy > 0) {
         const uint32_t dst = sbase + ((m & 1) ? HD_SK1 : HD_SK0);
         hd_mbar_expect_tx(bar, (uint32_t)(ncopy * box * p.row_bytes));
-        for (int i = 0; i < nsub; i++) {
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            if (i >= nsub) break;
             if (pages[i] < 0) continue;
             const int row = (key0 + i * box) % p.page_size, page = pages[i];
 #pragma unroll
@@ -672,7 +717,9 @@ MLA_DEV void hd_f8_issue(const hd_params &p, const hd_job &J, uint32_t sbase, ui
         hd_mbar_arrive(bar);
     }
     if (m + 2 < J.nt) {
-        for (int i = 0; i < nsub; i++) {
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            if (i >= nsub) break;
             const int key2 = key0 + 2 * HD_KEYS + i * box;
             if (key2 >= J.seq) break;
             const int32_t pg2 = p.bt[(int64_t)J.b * p.bt_stride + key2 / p.page_size];
@@ -1641,10 +1688,10 @@ static int hd_box_rows(int page_size) { return page_size % 64 == 0 ? 64 : (page_
 /* The cache as a 3-D tensor [num_pages][page_size][576] bf16 (strides 1152 B, page_stride B),
  * box 64 columns x hd_box_rows rows x 1 page in the 128-byte swizzle: one box = one smem chunk
  * (or a band of it). 1 when the map was made (page_size % 16 == 0 and the driver accepts it). */
-static int hd_make_kv_map(const mla_decode_args *a, CUtensorMap *map, CUtensorMap *map2, CUtensorMap *map3) {
+static int hd_make_kv_map(const mla_decode_args *a, int box_rows, CUtensorMap *map, CUtensorMap *map2, CUtensorMap *map3) {
     static const hd_encode_fn encode = hd_load_encode();
-    if (!encode || a->cache.page_size % 16 != 0 || a->cache.num_pages < 1) return 0;
-    const cuuint32_t rows = (cuuint32_t)hd_box_rows(a->cache.page_size);
+    if (!encode || a->cache.page_size % 16 != 0 || a->cache.page_size % box_rows != 0 || a->cache.num_pages < 1) return 0;
+    const cuuint32_t rows = (cuuint32_t)box_rows;
     if (a->cache.format == MLA_KV_FP8 || a->cache.format == MLA_KV_FP8_ROPE_AWARE) {
         /* bytes [num_pages][page_size][656 or 640]: latent slots, the rope (and the FP8 scales) */
         const int ra = a->cache.format == MLA_KV_FP8_ROPE_AWARE;
@@ -1767,8 +1814,11 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
         p.sig_st = a->cache.sigma_stride_page ? a->cache.sigma_stride_page : a->cache.page_size;
         p.qsig = a->q_sigma;
     }
-    p.tma = hd_make_kv_map(a, &p.kv_map, &p.kv_map2, &p.kv_map3);
-    p.box = p.tma ? hd_box_rows(p.page_size) : HD_KEYS;
+    p.box = hd_box_rows(p.page_size);
+    const char *boxenv = getenv("MLA_HD_BOX"); /* diagnosis: TMA boxes of 16 or 32 rows where the page allows more */
+    if (boxenv && (atoi(boxenv) == 16 || atoi(boxenv) == 32) && atoi(boxenv) < p.box) p.box = atoi(boxenv);
+    p.tma = hd_make_kv_map(a, p.box, &p.kv_map, &p.kv_map2, &p.kv_map3);
+    if (!p.tma) p.box = HD_KEYS;
 
     const size_t need = hd_ws_bytes(a, nsplit);
     if (need) {
