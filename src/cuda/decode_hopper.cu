@@ -516,28 +516,30 @@ MLA_DEV uint32_t hd_valid_bits(int nv, int k) {
  * sub-block wholly past seq_len is not copied (its rows are >= nvalid); a sub-block on an
  * out-of-range page is copied from page coordinate num_pages: wholly out of the tensor, TMA fills
  * it with zeros (and still counts its bytes), and its keys are masked out of S. */
-MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, uint32_t sbase, uint32_t sm_u32) {
+MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, uint32_t sbase, uint32_t sm_u32, int w) {
     const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
     const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
     asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&p.kv_map) : "memory");
-    const int box = p.box, nsub = HD_KEYS / box;
+    const int box = p.box;
     for (int n = 0; n < J.nt; n++) {
         const int st = n & 1, k = n >> 1;
         const int key0 = (J.t_begin + n) * HD_KEYS;
         const int nv = max(0, min(HD_KEYS, J.seq - key0));
-        if (nsub == 1) { /* one page per tile: one block-table read, 9 boxes */
-            const int32_t page = p.bt[(int64_t)J.b * p.bt_stride + key0 / p.page_size];
-            const int ok = page >= 0 && page < p.num_pages;
-            if (k >= 1) hd_mbar_wait(empty0 + 8u * st, (uint32_t)((k - 1) & 1)); /* consumers done with tile n-2 */
-            HD_T(2, 1, n);
-            const int nvk = ok ? nv : 0; /* a tile on a bad page: no copy, every row zeroed and masked */
+        const int kk = key0 + w * box; /* this issuer's sub-block: rows w*box .. of the tile */
+        int32_t page = -1;
+        if (kk < J.seq) page = p.bt[(int64_t)J.b * p.bt_stride + kk / p.page_size];
+        const int ok = page >= 0 && page < p.num_pages;
+        if (k >= 1) hd_mbar_wait(empty0 + 8u * st, (uint32_t)((k - 1) & 1)); /* consumers done with tile n-2 */
+        HD_T(2, 1, n);
+        const uint32_t bar = full0 + 8u * st;
+        const uint32_t dst = sbase + (st ? HD_SK1 : HD_SK0);
+        if (box == HD_KEYS) { /* one page per tile: a bad page is not copied, every row zeroed and masked */
+            const int nvk = ok ? nv : 0;
             sm->kv_valid[st][0] = hd_valid_bits(nvk, 0);
             sm->kv_valid[st][1] = hd_valid_bits(nvk, 1);
             sm->nvalid[st] = nvk;
-            const uint32_t bar = full0 + 8u * st;
             if (ok) {
                 hd_mbar_expect_tx(bar, HD_TILE);
-                const uint32_t dst = sbase + (st ? HD_SK1 : HD_SK0);
                 const int row = key0 % p.page_size;
 #pragma unroll
                 for (int c = 0; c < 9; c++) hd_tma_3d(dst + c * HD_CHUNK, &p.kv_map, 64 * c, row, page, bar);
@@ -546,34 +548,19 @@ MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, 
             }
             continue;
         }
-        uint64_t bad = 0; /* keys on out-of-range pages */
-        int pages[4], ncopy = 0;
+        /* the sub-block's bits of kv_valid (16 or 32 of them, a piece of its own), nvalid by issuer 0 */
+        const uint64_t all = hd_valid_bits(nv, 0) | ((uint64_t)hd_valid_bits(nv, 1) << 32);
+        const uint32_t mine = ok ? (uint32_t)(all >> (w * box)) : 0u;
+        if (box == 16) ((uint16_t *)sm->kv_valid[st])[w] = (uint16_t)mine;
+        else sm->kv_valid[st][w] = mine;
+        if (w == 0) sm->nvalid[st] = nv;
+        if (kk < J.seq) { /* a bad page: page coordinate num_pages, wholly out of bounds -> zeros */
+            hd_mbar_expect_tx(bar, (uint32_t)(9 * box * 128));
+            const int row = ok ? kk % p.page_size : 0, pg = ok ? page : p.num_pages;
 #pragma unroll
-        for (int i = 0; i < 4; i++) {
-            if (i >= nsub) break;
-            const int kk = key0 + i * box;
-            pages[i] = -1;
-            if (kk >= J.seq) continue;
-            const int32_t page = p.bt[(int64_t)J.b * p.bt_stride + kk / p.page_size];
-            ncopy++;
-            if (page >= 0 && page < p.num_pages) pages[i] = page;
-            else bad |= (box == 64 ? ~0ull : ((1ull << box) - 1ull)) << (i * box);
-        }
-        if (k >= 1) hd_mbar_wait(empty0 + 8u * st, (uint32_t)((k - 1) & 1)); /* consumers done with tile n-2 */
-        HD_T(2, 1, n);
-        sm->kv_valid[st][0] = hd_valid_bits(nv, 0) & ~(uint32_t)bad;
-        sm->kv_valid[st][1] = hd_valid_bits(nv, 1) & ~(uint32_t)(bad >> 32);
-        sm->nvalid[st] = nv;
-        const uint32_t bar = full0 + 8u * st;
-        hd_mbar_expect_tx(bar, (uint32_t)(ncopy * 9 * box * 128));
-        const uint32_t dst = sbase + (st ? HD_SK1 : HD_SK0);
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            if (i >= ncopy) break;
-            const int kk = key0 + i * box;
-            const int row = pages[i] >= 0 ? kk % p.page_size : 0, pg = pages[i] >= 0 ? pages[i] : p.num_pages;
-#pragma unroll
-            for (int c = 0; c < 9; c++) hd_tma_3d(dst + c * HD_CHUNK + i * box * 128, &p.kv_map, 64 * c, row, pg, bar);
+            for (int c = 0; c < 9; c++) hd_tma_3d(dst + c * HD_CHUNK + w * box * 128, &p.kv_map, 64 * c, row, pg, bar);
+        } else {
+            hd_mbar_arrive(bar); /* rows past seq_len: >= nvalid, zeroed by the consumers */
         }
     }
 }
@@ -656,82 +643,38 @@ MLA_DEV uint4 hd_f8_get(const uint8_t *g, int j, int rr, int q, int ok) {
 MLA_DEV void hd_prefetch_l2(const void *src, uint32_t bytes) {
     asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"((uint64_t)src), "r"(bytes) : "memory");
 }
-/* TMA path, thread 0: the raw tile m into its stage (free: tile m-2 paid) on landed[m & 1], per
- * sub-block of p.box rows (each inside one page) the 8 latent slot boxes, the rope box and the
- * scales box at the sub-block's row offset; sub-blocks past seq_len or on an out-of-range page are
- * not copied (their rows have no key: the dequantization writes zeros there); a plain arrival when
- * nothing is copied. Tile m+2's sub-blocks into L2. */
-MLA_DEV void hd_f8_issue(const hd_params &p, const hd_job &J, uint32_t sbase, uint32_t landed0, int m) {
-    const int key0 = (J.t_begin + m) * HD_KEYS, box = p.box, nsub = HD_KEYS / box;
+/* TMA path, issuer w (lane 0 of producer warp w < 64 / box): its sub-block (rows w*box.., inside
+ * one page) of the raw tile m into its stage (free: tile m-2 paid) on landed[m & 1] (one arrival
+ * per issuer): the 8 latent slot boxes, the rope box and the scales box at the sub-block's row
+ * offset; a plain arrival when the sub-block is past seq_len or on an out-of-range page (its rows
+ * have no key: the dequantization writes zeros there). Its sub-block of tile m+2 into L2. */
+MLA_DEV void hd_f8_issue(const hd_params &p, const hd_job &J, uint32_t sbase, uint32_t landed0, int m, int w) {
+    const int box = p.box, key0 = (J.t_begin + m) * HD_KEYS + w * box;
     const uint32_t bar = landed0 + 8u * (uint32_t)(m & 1);
-    if (nsub == 1) { /* one page per tile (straight-line: thread 0 also dequantizes; a loop here cost 10%) */
-        const int32_t page = p.bt[(int64_t)J.b * p.bt_stride + key0 / p.page_size];
-        if (page >= 0 && page < p.num_pages) {
-            const int row = key0 % p.page_size;
-            const uint32_t dst = sbase + ((m & 1) ? HD_SK1 : HD_SK0);
-            hd_mbar_expect_tx(bar, p.ra ? HD_F8_TX - 1024 : HD_F8_TX);
-#pragma unroll
-            for (int j = 0; j < 8; j++) hd_tma_3d(dst + HD_F8_RAW + j * HD_F8_SLOT, &p.kv_map, 64 * j, row, page, bar);
-            hd_tma_3d(dst + 8 * HD_CHUNK, &p.kv_map2, p.rope_off, row, page, bar);
-            if (!p.ra) hd_tma_3d(dst, &p.kv_map3, HD_F8_SCALES, row, page, bar);
-        } else {
-            hd_mbar_arrive(bar);
-        }
-        const int key2 = key0 + 2 * HD_KEYS;
-        if (key2 < J.seq && m + 2 < J.nt) {
-            const int32_t pg2 = p.bt[(int64_t)J.b * p.bt_stride + key2 / p.page_size];
-            if (pg2 >= 0 && pg2 < p.num_pages)
-                hd_prefetch_l2(p.kv + (int64_t)pg2 * p.page_stride + (int64_t)(key2 % p.page_size) * p.row_bytes,
-                               (uint32_t)(HD_KEYS * p.row_bytes));
-        }
-        return;
-    }
-    int pages[4], ncopy = 0;
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-        if (i >= nsub) break;
-        const int kk = key0 + i * box;
-        pages[i] = -1;
-        if (kk >= J.seq) continue;
-        const int32_t page = p.bt[(int64_t)J.b * p.bt_stride + kk / p.page_size];
-        if (page >= 0 && page < p.num_pages) {
-            pages[i] = page;
-            ncopy++;
-        }
-    }
-    if (ncopy > 0) {
+    int32_t page = -1;
+    if (key0 < J.seq) page = p.bt[(int64_t)J.b * p.bt_stride + key0 / p.page_size];
+    if (page >= 0 && page < p.num_pages) {
+        const int row = key0 % p.page_size;
         const uint32_t dst = sbase + ((m & 1) ? HD_SK1 : HD_SK0);
-        hd_mbar_expect_tx(bar, (uint32_t)(ncopy * box * p.row_bytes));
+        hd_mbar_expect_tx(bar, (uint32_t)(box * p.row_bytes));
 #pragma unroll
-        for (int i = 0; i < 4; i++) {
-            if (i >= nsub) break;
-            if (pages[i] < 0) continue;
-            const int row = (key0 + i * box) % p.page_size, page = pages[i];
-#pragma unroll
-            for (int j = 0; j < 8; j++)
-                hd_tma_3d(dst + HD_F8_RAW + j * HD_F8_SLOT + i * box * 64, &p.kv_map, 64 * j, row, page, bar);
-            hd_tma_3d(dst + 8 * HD_CHUNK + i * box * 128, &p.kv_map2, p.rope_off, row, page, bar);
-            if (!p.ra) hd_tma_3d(dst + i * box * 16, &p.kv_map3, HD_F8_SCALES, row, page, bar);
-        }
+        for (int j = 0; j < 8; j++) hd_tma_3d(dst + HD_F8_RAW + j * HD_F8_SLOT + w * box * 64, &p.kv_map, 64 * j, row, page, bar);
+        hd_tma_3d(dst + 8 * HD_CHUNK + w * box * 128, &p.kv_map2, p.rope_off, row, page, bar);
+        if (!p.ra) hd_tma_3d(dst + w * box * 16, &p.kv_map3, HD_F8_SCALES, row, page, bar);
     } else {
         hd_mbar_arrive(bar);
     }
-    if (m + 2 < J.nt) {
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            if (i >= nsub) break;
-            const int key2 = key0 + 2 * HD_KEYS + i * box;
-            if (key2 >= J.seq) break;
-            const int32_t pg2 = p.bt[(int64_t)J.b * p.bt_stride + key2 / p.page_size];
-            if (pg2 >= 0 && pg2 < p.num_pages)
-                hd_prefetch_l2(p.kv + (int64_t)pg2 * p.page_stride + (int64_t)(key2 % p.page_size) * p.row_bytes,
-                               (uint32_t)(box * p.row_bytes));
-        }
+    const int key2 = key0 + 2 * HD_KEYS;
+    if (key2 < J.seq && m + 2 < J.nt) {
+        const int32_t pg2 = p.bt[(int64_t)J.b * p.bt_stride + key2 / p.page_size];
+        if (pg2 >= 0 && pg2 < p.num_pages)
+            hd_prefetch_l2(p.kv + (int64_t)pg2 * p.page_stride + (int64_t)(key2 % p.page_size) * p.row_bytes,
+                           (uint32_t)(box * p.row_bytes));
     }
 }
-/* thread 0: issue tile *next if its stage is free (block: wait for it); 1 when issued */
+/* issuer w: issue its sub-block of tile *next if the stage is free (block: wait for it); 1 when issued */
 MLA_DEV int hd_f8_try(const hd_params &p, const hd_job &J, uint32_t sbase, uint32_t empty0, uint32_t landed0, int *next,
-                      int block) {
+                      int block, int w) {
     const int m = *next;
     if (m >= J.nt) return 0;
     if (m >= 2) {
@@ -739,7 +682,7 @@ MLA_DEV int hd_f8_try(const hd_params &p, const hd_job &J, uint32_t sbase, uint3
         if (block) hd_mbar_wait(bar, par);
         else if (!hd_mbar_test(bar, par)) return 0;
     }
-    hd_f8_issue(p, J, sbase, landed0, m);
+    hd_f8_issue(p, J, sbase, landed0, m, w);
     *next = m + 1;
     return 1;
 }
@@ -758,16 +701,17 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
     const int r = tid >> 2, q = tid & 3;
     const uint32_t pbar = sm_u32 + (uint32_t)offsetof(hd_small, pbar);
     uint32_t pph = 0; /* parity of pbar's current phase (HD_F8_BAR) */
-    int next = 0; /* TMA path, thread 0: the next tile to issue (tiles 0 and 1 at once, then tile n+1
+    int next = 0; /* TMA path, each issuer: the next tile to issue (tiles 0 and 1 at once, then tile n+1
                      as soon as tile n-1 is paid, polled between the conversion phases of tile n) */
-    if (p.tma && tid == 0) {
+    const int iw = tid >> 5, issuer = p.tma && (tid & 31) == 0 && iw < HD_KEYS / p.box; /* one per sub-block */
+    if (issuer) {
         asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&p.kv_map) : "memory");
         asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&p.kv_map2) : "memory");
         asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&p.kv_map3) : "memory");
-        hd_f8_try(p, J, sbase, empty0, landed0, &next, 1);
-        hd_f8_try(p, J, sbase, empty0, landed0, &next, 1);
+        hd_f8_try(p, J, sbase, empty0, landed0, &next, 1, iw);
+        hd_f8_try(p, J, sbase, empty0, landed0, &next, 1, iw);
     }
-#define HD_F8_POLL() do { if (p.tma && tid == 0) hd_f8_try(p, J, sbase, empty0, landed0, &next, 0); } while (0)
+#define HD_F8_POLL() do { if (issuer) hd_f8_try(p, J, sbase, empty0, landed0, &next, 0, iw); } while (0)
     int exact = 1; /* rope-aware: always the exact program (one scale per key: its sigma) */
     if (!p.ra) { /* the CTA's program: every scale of its keys a power of two (one pass over the 16-byte
          scales while tiles 0 and 1 land) */
@@ -785,8 +729,8 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
         const int key0 = (J.t_begin + n) * HD_KEYS;
         HD_T(2, 0, n);
         const int oa = hd_f8_row(p, J, key0 + r) != NULL, ob = hd_f8_row(p, J, key0 + r + 32) != NULL;
-        if (p.tma) { /* thread 0 issued tile n after the stage's "empty"; landed orders us after it */
-            if (tid == 0) while (next <= n) hd_f8_try(p, J, sbase, empty0, landed0, &next, 1);
+        if (p.tma) { /* the issuers issued tile n after the stage's "empty"; landed orders us after it */
+            if (issuer) while (next <= n) hd_f8_try(p, J, sbase, empty0, landed0, &next, 1, iw);
             hd_mbar_wait(landed0 + 8u * st, (uint32_t)(k & 1));
         } else if (k >= 1) {
             hd_mbar_wait(empty0 + 8u * st, (uint32_t)((k - 1) & 1)); /* consumers done with tile n-2 */
@@ -936,7 +880,9 @@ MLA_DEV void hd_producer(const hd_params &p, const hd_job &J, hd_small *sm, uint
         return;
     }
     if (p.tma) {
-        if (tid == 0) hd_producer_tma(p, J, sm, sbase, sm_u32);
+        /* one issuer per sub-block (lane 0 of producer warp w): 36 box copies from one thread made
+           the 16-row case issue-bound (H200 page 16: 302 TF against 459 for 64-row boxes) */
+        if ((tid & 31) == 0 && (tid >> 5) < HD_KEYS / p.box) hd_producer_tma(p, J, sm, sbase, sm_u32, tid >> 5);
         return;
     }
 
@@ -1567,9 +1513,9 @@ __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7(const __gri
 
     if (threadIdx.x == 0) {
         for (int i = 0; i < 2; i++) {
-            hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, full) + 8u * i, p.fp8 ? 128 : (p.tma ? 1 : 64));
+            hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, full) + 8u * i, p.fp8 ? 128 : (p.tma ? HD_KEYS / p.box : 64));
             hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, empty) + 8u * i, 256);
-            hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, landed) + 8u * i, 1);
+            hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, landed) + 8u * i, HD_KEYS / p.box);
             sm->mode[i] = 0;
         }
         hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, qfull), 64);
