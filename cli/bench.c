@@ -34,6 +34,7 @@ typedef struct bench_cfg {
     int batch, heads, seqlen, sq, topk, page_size, dim, causal, varlen;
     mla_format format;         /* decode, sparse, cache_store */
     mla_dtype dtype;           /* prefill */
+    mla_precision precision;   /* decode */
 } bench_cfg;
 
 typedef struct bench_row {
@@ -52,8 +53,9 @@ static const char *fmt_short(mla_format f) {
 static void cfg_str(const bench_cfg *c, char *buf, size_t n) {
     switch (c->op) {
     case OP_DECODE:
-        snprintf(buf, n, "%s b=%d h=%d s_q=%d seqlen=%d p=%d%s%s", fmt_short(c->format), c->batch, c->heads, c->sq,
-                 c->seqlen, c->page_size, c->causal ? " causal" : "", c->varlen ? " varlen" : "");
+        snprintf(buf, n, "%s b=%d h=%d s_q=%d seqlen=%d p=%d%s%s%s", fmt_short(c->format), c->batch, c->heads, c->sq,
+                 c->seqlen, c->page_size, c->causal ? " causal" : "", c->varlen ? " varlen" : "",
+                 c->precision == MLA_PRECISION_BF16_P ? " bf16p" : "");
         break;
     case OP_SPARSE:
         snprintf(buf, n, "%s b=%d h=%d s_q=%d seqlen=%d topk=%d p=%d", fmt_short(c->format), c->batch, c->heads, c->sq,
@@ -128,6 +130,13 @@ static int all_configs(int cuda, bench_cfg *v, int cap) {
             ADD(mk(OP_DECODE, fmts[f], 128, 128, 1, 8192, 0, 0));
             ADD(mk(OP_DECODE, fmts[f], 128, 16, 1, 16384, 0, 0));
             ADD(mk(OP_DECODE, fmts[f], 4, 128, 1, 32768, 0, 0));
+        }
+        { /* MLA_PRECISION_BF16_P (FlashMLA's numerics): the compute-bound and small-batch shapes */
+            bench_cfg c;
+            for (int s = 4096; s <= 32768; s *= 2) { c = mk(OP_DECODE, MLA_KV_BF16, 128, 128, 2, s, 0, 0); c.precision = MLA_PRECISION_BF16_P; ADD(c); }
+            c = mk(OP_DECODE, MLA_KV_BF16, 128, 128, 1, 8192, 0, 0); c.precision = MLA_PRECISION_BF16_P; ADD(c);
+            c = mk(OP_DECODE, MLA_KV_BF16, 4, 128, 1, 32768, 0, 0); c.precision = MLA_PRECISION_BF16_P; ADD(c);
+            c = mk(OP_DECODE, MLA_KV_FP8, 128, 128, 2, 8192, 0, 0); c.precision = MLA_PRECISION_BF16_P; ADD(c);
         }
         for (int s = 8192; s <= 131072; s *= 4) { bench_cfg c = mk(OP_SPARSE, MLA_KV_BF16, 1, 128, 4096, s, 0, 0); ADD(c); }
         { bench_cfg c = mk(OP_SPARSE, MLA_KV_FP8, 128, 128, 2, 32768, 0, 0); ADD(c); }
@@ -405,6 +414,7 @@ static void setup_decode(bench_case *b) {
     size_t row = mla_cache_row_bytes(c->format, 0);
     a->num_tokens = h.T;
     a->num_heads = c->heads;
+    a->precision = c->precision;
     size_t TH = (size_t)h.T * (size_t)c->heads;
     if (ra) {
         /* packed q: per head 512 e4m3, then 64 bf16 (rope / q_sigma) */
@@ -856,6 +866,7 @@ static void usage(FILE *f) {
             "  --batch B --heads H --seqlen S (keys per request) --sq SQ (query tokens per request)\n"
             "  --topk K --page-size P --dim D (indexer) --causal 0|1 --varlen\n"
             "  --format bf16|fp8|ropeaware (decode, sparse, cache_store)   --dtype bf16|fp8 (prefill)\n"
+            "  --precision spec|bf16p    (decode: SPEC 5 accuracy, default; or P as one bf16 term, FlashMLA's numerics)\n"
             "  --iters N --warmup N      (default CPU 5/1, CUDA 30/3; CUDA takes at least 20)\n"
             "  --md FILE                 append the table as markdown (date, commit, device, command)\n"
             "  --no-ceilings             skip the ceiling measurements\n");
@@ -879,7 +890,7 @@ typedef struct bench_opts {
     const char *md;
     /* overrides; -1 = default */
     int batch, heads, seqlen, sq, topk, page_size, dim, causal, varlen;
-    int format, dtype;
+    int format, dtype, precision;
 } bench_opts;
 
 /* Returns 0, or 2 on wrong usage (message printed), or 1 after --help. */
@@ -889,7 +900,7 @@ static int parse_opts(int argc, char **argv, bench_opts *o) {
     o->backend = MLA_BACKEND_AUTO;
     o->iters = o->warmup = -1;
     o->batch = o->heads = o->seqlen = o->sq = o->topk = o->page_size = o->dim = o->causal = o->varlen = -1;
-    o->format = o->dtype = -1;
+    o->format = o->dtype = o->precision = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int *slot = NULL, lo = 1, hi = 1 << 30;
@@ -911,6 +922,14 @@ static int parse_opts(int argc, char **argv, bench_opts *o) {
                 return 2;
             }
             o->format = !strcmp(v, "bf16") ? MLA_KV_BF16 : !strcmp(v, "fp8") ? MLA_KV_FP8 : MLA_KV_FP8_ROPE_AWARE;
+            i++;
+            continue;
+        } else if (!strcmp(a, "--precision")) {
+            if (!v || (strcmp(v, "spec") && strcmp(v, "bf16p"))) {
+                fprintf(stderr, "mla bench: --precision needs spec or bf16p\n");
+                return 2;
+            }
+            o->precision = !strcmp(v, "bf16p") ? MLA_PRECISION_BF16_P : MLA_PRECISION_SPEC;
             i++;
             continue;
         } else if (!strcmp(a, "--dtype")) {
@@ -965,6 +984,7 @@ static void apply_overrides(const bench_opts *o, bench_cfg *c) {
     if (o->varlen > 0) c->varlen = 1;
     if (o->format > 0) c->format = (mla_format)o->format;
     if (o->dtype > 0) c->dtype = (mla_dtype)o->dtype;
+    if (o->precision >= 0) c->precision = (mla_precision)o->precision;
 }
 
 static void print_probe(const mla_probe_result *p) {

@@ -153,6 +153,16 @@ typedef struct mla_batch {
 /* ------------------------------------------------------------------------------------------ */
 /* 4.1 mla_decode: dense absorbed MLA over the paged latent cache (decode, MTP)                 */
 
+/* Accuracy contract of mla_decode (SPEC 5). */
+typedef enum mla_precision {
+    MLA_PRECISION_SPEC = 0,    /* default: SPEC 5 on every input (out: atol 1e-3 or rtol 2/128) */
+    MLA_PRECISION_BF16_P = 1   /* the softmax probabilities P are rounded to one bf16 before P.V, as
+                                  FlashMLA does: out errs by up to ~2^-9 of the values' spread (about
+                                  4e-3 for unit-scale values, past SPEC 5's atol). The CUDA Hopper decode
+                                  then skips its second P.V term (1.47x less tensor work); the other
+                                  paths compute as with MLA_PRECISION_SPEC. */
+} mla_precision;
+
 typedef struct mla_decode_args {
     int32_t num_tokens;        /* T = q_offsets[B] */
     int32_t num_heads;         /* H, 1..128 */
@@ -172,6 +182,7 @@ typedef struct mla_decode_args {
     int64_t out_stride_h;      /* 0 = 512 */
     float *lse;                /* [T, H] natural log, sink excluded, or NULL */
     int64_t lse_stride_t;      /* 0 = H */
+    mla_precision precision;   /* 0 = MLA_PRECISION_SPEC; MLA_PRECISION_BF16_P trades accuracy for speed */
     void *workspace;           /* CUDA scratch of mla_decode_workspace_size() bytes; CPU: unused */
     size_t workspace_bytes;
 } mla_decode_args;

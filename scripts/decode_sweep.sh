@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 5 sweeps on the GPU machine (after scripts/gpu.sh has built build-gpu): decode page sizes,
 # small batches against the split count, prints one line per configuration.
-#   bash scripts/decode_sweep.sh [pages|diag|small|all]
+#   bash scripts/decode_sweep.sh [pages|diag|bf16p|small|all]
 set -uo pipefail
 B=${B:-build-gpu}
 what=${1:-all}
@@ -31,6 +31,17 @@ if [ "$what" = diag ] || [ "$what" = all ]; then # page-size cost: TMA box size 
   done
   bench "bf16 p=64 box=16 h16 16K" MLA_HD_BOX=16 -- --batch 128 --heads 16 --sq 1 --seqlen 16384 --page-size 64
   bench "bf16 p=16 seq pages h16 16K" MLA_BENCH_SEQ_PAGES=1 -- --batch 128 --heads 16 --sq 1 --seqlen 16384 --page-size 16
+fi
+if [ "$what" = bf16p ] || [ "$what" = all ]; then # MLA_PRECISION_BF16_P against the default, same shapes
+  for pr in spec bf16p; do
+    for s in 4096 8192 16384 32768; do
+      bench "bf16 $pr s_q=2 seq=$s" X=1 -- --precision $pr --batch 128 --heads 128 --sq 2 --seqlen $s
+    done
+    bench "bf16 $pr s_q=1 8K" X=1 -- --precision $pr --batch 128 --heads 128 --sq 1 --seqlen 8192
+    bench "bf16 $pr varlen 8K" X=1 -- --precision $pr --batch 128 --heads 128 --sq 2 --seqlen 8192 --varlen
+    for b in 1 2 4 8; do bench "bf16 $pr b=$b 32K" X=1 -- --precision $pr --batch $b --heads 128 --sq 1 --seqlen 32768; done
+    bench "fp8 $pr s_q=2 8K" X=1 -- --precision $pr --format fp8 --batch 128 --heads 128 --sq 2 --seqlen 8192
+  done
 fi
 if [ "$what" = small ] || [ "$what" = all ]; then
   for b in 1 2 4 8; do

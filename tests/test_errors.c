@@ -524,6 +524,8 @@ static void decode_rules(mla_ctx *ctx) {
     RULE(op, "out_stride_t below num_heads * 512", "out_stride_t", f->decode.out_stride_t = NH * 512 - 1);
     RULE(op, "lse_stride_t below num_heads", "lse_stride_t", f->decode.lse_stride_t = NH - 1);
     RULE(op, "scale is NaN", "scale", f->decode.scale = NAN);
+    RULE(op, "precision = 2", "precision", f->decode.precision = (mla_precision)2);
+    RULE(op, "precision = -1", "precision", f->decode.precision = (mla_precision)-1);
     RULE(op, "scale is +inf", "scale", f->decode.scale = INFINITY);
     ACCEPT(op, "lse NULL accepted", f->decode.lse = NULL);
     ACCEPT(op, "MLA_KV_FP8 accepted", f->decode.cache.format = MLA_KV_FP8);

@@ -6,6 +6,8 @@
 static mla_status check_decode(mla_ctx *ctx, const mla_decode_args *a) {
     MLA_TRY(mla_core_check_range(ctx, OP, "num_tokens", a->num_tokens, 0, INT32_MAX));
     MLA_TRY(mla_core_check_range(ctx, OP, "num_heads", a->num_heads, 1, MLA_MAX_HEADS));
+    MLA_TRY(mla_core_check_range(ctx, OP, "precision (MLA_PRECISION_SPEC or MLA_PRECISION_BF16_P)", (int64_t)a->precision,
+                                 MLA_PRECISION_SPEC, MLA_PRECISION_BF16_P));
     MLA_TRY(mla_core_check_cache(ctx, OP, "cache", &a->cache, MLA_FMT_LATENT));
     MLA_TRY(mla_core_check_batch(ctx, OP, &a->batch, a->num_tokens, &a->cache, 1));
     if (a->num_tokens == 0) return MLA_OK;

@@ -938,14 +938,16 @@ MLA_DEV void hd_issue_s(float s[32], uint32_t sq, uint32_t sk) {
 /* O_c += (P_lo + P_hi) . V[:, 256c, 256c+256) with P in smem (the other consumer's tile): P_lo in
  * the P tile, P_hi in the stage's rope chunk; 4 k-steps of 16 keys each, committed as two groups
  * (P_lo first: once it is done the P tile may be rewritten while the P_hi group still runs) */
-MLA_DEV void hd_issue_pv_smem(float o[128], uint32_t sp, uint32_t sk, int c) {
+MLA_DEV void hd_issue_pv_smem(float o[128], uint32_t sp, uint32_t sk, int c, const int p1) {
     hd_opaque(sp);
     const uint64_t dh = hd_desc(sk + 8 * HD_CHUNK, 16, 1024), dl = hd_desc(sp, 16, 1024);
     const uint64_t dv = hd_desc(sk + (uint32_t)c * 4 * HD_CHUNK, HD_CHUNK, 1024);
     hd_wgmma_fence();
+    if (!p1) { /* MLA_PRECISION_BF16_P: no P_lo; the group stays (empty) so the waits count alike */
 #pragma unroll
-    for (int ks = 0; ks < HD_KEYS / 16; ks++)
-        hd_wgmma_n256t(o, hd_opaque64(dl) + (uint64_t)((ks * 32) >> 4), hd_opaque64(dv) + (uint64_t)((ks * 2048) >> 4));
+        for (int ks = 0; ks < HD_KEYS / 16; ks++)
+            hd_wgmma_n256t(o, hd_opaque64(dl) + (uint64_t)((ks * 32) >> 4), hd_opaque64(dv) + (uint64_t)((ks * 2048) >> 4));
+    }
     hd_wgmma_commit();
 #pragma unroll
     for (int ks = 0; ks < HD_KEYS / 16; ks++)
@@ -954,14 +956,15 @@ MLA_DEV void hd_issue_pv_smem(float o[128], uint32_t sp, uint32_t sk, int c) {
 }
 
 /* the same with P from registers (the consumer's own tile): ph / pl hold 4 fragments of 4 words */
-MLA_DEV void hd_issue_pv_regs(float o[128], const uint32_t ph[16], const uint32_t pl[16], uint32_t sk, int c) {
+MLA_DEV void hd_issue_pv_regs(float o[128], const uint32_t ph[16], const uint32_t pl[16], uint32_t sk, int c,
+                              const int p1) {
     hd_opaque(sk);
     const uint64_t dv = hd_desc(sk + (uint32_t)c * 4 * HD_CHUNK, HD_CHUNK, 1024);
     hd_wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < HD_KEYS / 16; ks++) {
         hd_wgmma_n256t_r(o, ph + 4 * ks, hd_opaque64(dv) + (uint64_t)((ks * 2048) >> 4));
-        hd_wgmma_n256t_r(o, pl + 4 * ks, hd_opaque64(dv) + (uint64_t)((ks * 2048) >> 4));
+        if (!p1) hd_wgmma_n256t_r(o, pl + 4 * ks, hd_opaque64(dv) + (uint64_t)((ks * 2048) >> 4));
     }
     hd_wgmma_commit();
 }
@@ -1015,7 +1018,8 @@ MLA_DEV void hd_zero_rows(uint8_t *gk, int nv, int c, int tid) {
  * into P_hi + P_lo fragments (bf16 P alone errs by 2^-9 relative, past SPEC 5; two terms: 2^-17),
  * row sums. Returns alpha in al. */
 MLA_DEV void hd_softmax(const hd_params &p, const hd_job &J, const hd_small *sm, hd_cstate &C, int t, int st,
-                        const int pos[2], int pos_min, int r0, int q4, float al[2], const int frags = 1, int addsum = 1) {
+                        const int pos[2], int pos_min, int r0, int q4, float al[2], const int frags = 1, int addsum = 1,
+                        const int p1 = 0) {
     const int key0 = (J.t_begin + t) * HD_KEYS;
     const uint32_t vm0 = sm->kv_valid[st][0], vm1 = sm->kv_valid[st][1];
     float mx[2] = {-INFINITY, -INFINITY};
@@ -1050,7 +1054,7 @@ MLA_DEV void hd_softmax(const hd_params &p, const hd_job &J, const hd_small *sm,
 #pragma unroll
     for (int i = 0; i < 32; i++) {
         C.s[i] = hd_ex2(C.s[i] - mu[(i >> 1) & 1]);
-        ps[(i >> 1) & 1] += C.s[i];
+        if (!p1) ps[(i >> 1) & 1] += C.s[i];
     }
     if (p.dbg) { /* stage test: P := identity */
 #pragma unroll
@@ -1066,7 +1070,10 @@ MLA_DEV void hd_softmax(const hd_params &p, const hd_job &J, const hd_small *sm,
                 const uint32_t hi = pack_bf16x2(a, b);
                 const int f = 4 * (i >> 1) + 2 * (i & 1) + h2;
                 C.ph[f] = hi;
-                C.pl[f] = pack_bf16x2(a - __uint_as_float(hi << 16), b - __uint_as_float(hi & 0xffff0000u));
+                /* one bf16 term: the row sums add the rounded values, so that numerator and
+                   denominator agree (the error then scales with v - out, not with v) */
+                if (p1) ps[h2] += __uint_as_float(hi << 16) + __uint_as_float(hi & 0xffff0000u);
+                if (!p1) C.pl[f] = pack_bf16x2(a - __uint_as_float(hi << 16), b - __uint_as_float(hi & 0xffff0000u));
             }
     }
 #pragma unroll
@@ -1077,14 +1084,14 @@ MLA_DEV void hd_softmax(const hd_params &p, const hd_job &J, const hd_small *sm,
  * (j%8)*2) by stmatrix (k-step ks of warp w: rows 16w.., keys 16ks..), m -> xm[st]; fence; signal
  * the other consumer. The P tile's last reader must be done. */
 MLA_DEV void hd_publish(hd_small *sm, uint32_t sp, uint32_t sk, const hd_cstate &C, int st, int r0, int q4, int tid,
-                        uint32_t pready) {
+                        uint32_t pready, const int p1) {
     const int lane = tid & 31, m = lane >> 3;
     const int row = (tid >> 5) * 16 + (lane & 7) + 8 * (m & 1), ub = m >> 1;
 #pragma unroll
     for (int ks = 0; ks < 4; ks++) {
         const uint32_t off = (uint32_t)(row * 128 + (((2 * ks + ub) ^ (row & 7)) << 4));
         hd_stmatrix_x4(sk + 8 * HD_CHUNK + off, C.ph + 4 * ks);
-        hd_stmatrix_x4(sp + off, C.pl + 4 * ks);
+        if (!p1) hd_stmatrix_x4(sp + off, C.pl + 4 * ks);
     }
     if (q4 == 0) {
         sm->xm[st][r0] = C.m_run[0];
@@ -1267,7 +1274,7 @@ MLA_DEV int hd_mode(const hd_small *sm, int st) { return *(const volatile int32_
  * The wgmma groups pending at every control-flow join are the same on all paths (ptxas would
  * otherwise serialize the wgmmas), hence the two explicit programs below. */
 MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, uint32_t sbase,
-                         uint32_t sm_u32, int c, int tid) {
+                         uint32_t sm_u32, int c, int tid, const int p1) {
     const int warp = tid >> 5, lane = tid & 31, q4 = lane & 3;
     const int r0 = warp * 16 + (lane >> 2); /* this thread's rows: r0 and r0 + 8 */
     int pos[2], tt[2], hh[2], rv[2];
@@ -1317,14 +1324,14 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                 for (int i = 0; i < 32; i++)
                     p.dbg_out[(r0 + 8 * ((i >> 1) & 1)) * 64 + 8 * (i >> 2) + 2 * q4 + (i & 1)] = C.s[i];
             }
-            hd_softmax(p, J, sm, C, t, 0, pos, pos_min, r0, q4, al);
+            hd_softmax(p, J, sm, C, t, 0, pos, pos_min, r0, q4, al, 1, 1, p1);
             const int nv = sm->nvalid[0];
             if (nv < HD_KEYS) hd_zero_rows(gk0, nv, 0, tid);
-            hd_publish(sm, sp, sk0, C, 0, r0, q4, tid, pready0);
+            hd_publish(sm, sp, sk0, C, 0, r0, q4, tid, pready0, p1);
             HD_T(0, 12, t);
             hd_rescale(C, al);
             hd_pin(C.o, 128);
-            hd_issue_pv_regs(C.o, C.ph, C.pl, sk0, 0); /* [PV_t] */
+            hd_issue_pv_regs(C.o, C.ph, C.pl, sk0, 0, p1); /* [PV_t] */
             HD_WGMMA_WAIT(0); /* []: pay the stage at once, its reload is on the critical path */
             hd_pin(C.o, 128);
             hd_pay(empty0);
@@ -1336,7 +1343,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
             if (nv1 < HD_KEYS) hd_zero_rows(gk1, nv1, 0, tid);
             hd_rescale(C, al);
             hd_pin(C.o, 128);
-            hd_issue_pv_smem(C.o, sp, sk1, 0); /* [PV_u lo, PV_u hi] */
+            hd_issue_pv_smem(C.o, sp, sk1, 0, p1); /* [PV_u lo, PV_u hi] */
             if (t + 2 >= J.nt) {
                 HD_WGMMA_WAIT(0); /* [] */
                 hd_pin(C.o, 128);
@@ -1391,12 +1398,12 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                 HD_T(1, 11, u);
                 hd_rescale(C, al);
                 hd_pin(C.o, 128);
-                hd_issue_pv_smem(C.o, sp, sk0, 1); /* [PV_t lo, PV_t hi] */
-                hd_softmax(p, J, sm, C, u, 1, pos, pos_min, r0, q4, al);
+                hd_issue_pv_smem(C.o, sp, sk0, 1, p1); /* [PV_t lo, PV_t hi] */
+                hd_softmax(p, J, sm, C, u, 1, pos, pos_min, r0, q4, al, 1, 1, p1);
                 const int nv1 = sm->nvalid[1];
                 if (nv1 < HD_KEYS) hd_zero_rows(gk1, nv1, 1, tid);
                 HD_WGMMA_WAIT(1); /* [PV_t hi]: the P tile is free */
-                hd_publish(sm, sp, sk1, C, 1, r0, q4, tid, pready0 + 8u);
+                hd_publish(sm, sp, sk1, C, 1, r0, q4, tid, pready0 + 8u, p1);
                 HD_T(1, 12, u);
                 HD_WGMMA_WAIT(0); /* [] */
                 hd_pin(C.o, 128);
@@ -1404,7 +1411,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                 HD_T(1, 14, t);
                 hd_rescale(C, al);
                 hd_pin(C.o, 128);
-                hd_issue_pv_regs(C.o, C.ph, C.pl, sk1, 1); /* [PV_u] */
+                hd_issue_pv_regs(C.o, C.ph, C.pl, sk1, 1, p1); /* [PV_u] */
                 HD_WGMMA_WAIT(0);                          /* [] */
                 hd_pin(C.o, 128);
                 hd_pay(empty0 + 8u);
@@ -1433,7 +1440,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
             if (nv < HD_KEYS) hd_zero_rows(gk0, nv, 1, tid);
             hd_rescale(C, al);
             hd_pin(C.o, 128);
-            hd_issue_pv_smem(C.o, sp, sk0, 1); /* [PV_t] */
+            hd_issue_pv_smem(C.o, sp, sk0, 1, p1); /* [PV_t] */
             HD_WGMMA_WAIT(0);
             hd_pin(C.o, 128);
             hd_pay(empty0);
@@ -1497,7 +1504,8 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
 /* ------------------------------------------------------------------------------------------ */
 /* Kernel                                                                                      */
 
-__global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7(const __grid_constant__ hd_params p) {
+/* p1 = 1: MLA_PRECISION_BF16_P (P as one bf16 term; the exact FP8 program keeps both terms) */
+MLA_DEV void hd_decode_body(const hd_params &p, const int p1) {
     extern __shared__ __align__(1024) uint8_t hd_smem_raw[];
     /* the combine grid (launched as a programmatic dependent) may start its launch now; it waits
        in griddepcontrol.wait for this whole grid to complete */
@@ -1531,8 +1539,13 @@ __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7(const __gri
         hd_producer(p, J, sm, gbase, sbase, sm_u32, tid);
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(HD_CONSUMER_REGS));
-        hd_consumer(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid);
+        hd_consumer(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid, p1);
     }
+}
+
+__global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7(const __grid_constant__ hd_params p) { hd_decode_body(p, 0); }
+__global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_bf16p(const __grid_constant__ hd_params p) {
+    hd_decode_body(p, 1);
 }
 
 /* Split-KV combine: one CTA of 128 threads per (t, h) row, thread i covers columns 4i..4i+3.
@@ -1779,11 +1792,13 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     }
 
     cudaStream_t stream = mla_cuda_stream(ctx);
-    MLA_CUDA_TRY(ctx, cudaFuncSetAttribute(hd_decode_kernel_v7, cudaFuncAttributeMaxDynamicSharedMemorySize, HD_SMEM_BYTES),
+    const int p1 = !dbg && a->precision == MLA_PRECISION_BF16_P;
+    void (*kern)(const hd_params) = p1 ? hd_decode_kernel_v7_bf16p : hd_decode_kernel_v7;
+    MLA_CUDA_TRY(ctx, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, HD_SMEM_BYTES),
                  "decode (hopper): shared memory attribute");
     const int64_t slots = (int64_t)p.T * p.H / HD_ROWS + p.B;
     dim3 grid(dbg ? 1u : (unsigned)slots, (unsigned)nsplit, 1u);
-    hd_decode_kernel_v7<<<grid, HD_THREADS, HD_SMEM_BYTES, stream>>>(p);
+    kern<<<grid, HD_THREADS, HD_SMEM_BYTES, stream>>>(p);
     MLA_CUDA_LAUNCHED(ctx, "decode (hopper) kernel");
     if (nsplit > 1) {
         const int64_t TH = (int64_t)p.T * p.H;
