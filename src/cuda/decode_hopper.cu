@@ -32,6 +32,24 @@
          576 columns times q_sigma sigma_k in f32, P times sigma_k before P.V. H200, 8K / h=16 16K:
            rope-aware                              181 TF at 8K                0.87 TB/s (644 B/token)
          same session, HEAD (v7) -> v8: BF16 458 -> 454 TF, FP8 233 -> 230 TF, FP8 exact 187 -> 178 TF
+     v9  page sizes that are multiples of 16 on TMA too: boxes of 16 / 32 rows, one per page
+         sub-block of the tile, each sub-block issued by its own producer warp (lane 0). One thread
+         issuing the 36 boxes of a 16-row tile ran like the cp.async path (H200 8K: 302 TF; 64-row
+         boxes forced to 16 rows on page 64: 303, so the issue, not the page locality). H200:
+           BF16 8K  page 64 / 32 / 16 / 48: 466 / 462 / 461 / 462 TF (61, cp.async: 285)
+           BF16 h=16 16K page 64 / 32 / 16: 3.60 / 3.56 / 3.54 TB/s
+           FP8 8K   page 64 / 32 / 16: 219 / 215 / 208 TF; h=16 16K: 1.02 / 1.00 / 0.95 TB/s
+         Split-KV combine v2: one CTA per row with the split weights in shared memory (v1 loaded
+         each split's lse inside its loop, ~1 us per split), launched as a programmatic dependent
+         of the decode grid; up to 128 splits. b=1 h=128 32K: 74.8 -> 58 us.
+     v10 MLA_PRECISION_BF16_P (hd_decode_kernel_v7_bf16p, p1 = 1): P as one bf16 term (FlashMLA's
+         numerics), row sums of the rounded P; no P_lo product, no P_lo tile. H200 (same run):
+           seq 4K / 8K / 16K / 32K s_q=2          spec 441 / 463 / 464 / 425   bf16p 547 / 582 / 594 / 544 TF
+           s_q=1 8K; b=4 / b=8 h=128 32K           spec 433 TF; 1.44 / 1.66 TB/s  bf16p 541 TF; 1.65 / 1.95 TB/s
+         The tensor work drops by 1/3 but the time by 1/5: S = Q K^T at N = 64 from shared memory
+         reads 4 KB per 32-cycle m64n64k16, the whole 128 B/clk of shared-memory bandwidth, and a
+         tile's shared traffic (S 147 KB, V 64 KB, the TMA write 73 KB) takes ~2200 cycles, as long
+         as its tensor work (2176 cycles); FlashMLA (660 TF) feeds S wider.
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
