@@ -75,13 +75,14 @@ typedef struct hcase {
     int ra;                  /* 1: MLA_KV_FP8_ROPE_AWARE (640-byte rows, sigma pool, packed q + q_sigma);
                                 scales 0: sigma a power of two (SPEC 3), 1: sigma = amax / 448 * (1 + u) */
     int sig_pad;             /* ra: sigma_stride_page = page + sig_pad (NaN in the padding); 0: stride 0 */
-    int p1;                  /* MLA_PRECISION_BF16_P: out within TOL_BF16P_OUT, lse within TOL_BF16P_LSE */
+    int p1;                  /* MLA_PRECISION_BF16_P: out within TOL_BF16P_OUT, lse within SPEC 5 */
 } hcase;
 
 /* MLA_PRECISION_BF16_P (one bf16 P term): per probability 2^-9 relative, out off by up to ~2^-9 of
- * the values' spread; the measured maxima are printed per case ("bf16p error") */
+ * the values' spread (the misses against SPEC 5 are printed per case: "bf16p vs SPEC 5"); lse comes
+ * from the f32 row sums and keeps SPEC 5 */
 static const mla_tol TOL_BF16P_OUT = {8e-3, 2.0 / 128, 1e-4};
-static const mla_tol TOL_BF16P_LSE = {1e-3, 1e-3, 0};
+#define TOL_BF16P_LSE MLA_TOL_LSE
 
 static void case_name(const hcase *c, char *buf, size_t n) {
     int k = snprintf(buf, n, "decode_hopper %s H=%d page=%d causal=%d q_len=[", c->ra ? "fp8-rope-aware" : (c->fp8 ? "fp8" : "bf16"), c->H, c->page,

@@ -1006,6 +1006,8 @@ typedef struct hd_cstate {
     float s[32];                /* S, then P, of the own tile (64 x 64 accumulator layout) */
     uint32_t ph[16], pl[16];    /* P_hi, P_lo as 4 A fragments (k-steps) of m64k16 */
     float m_run[2], l_run[2];   /* running max (log2 units) of rows r0, r0+8; own tiles' row sums */
+    float lf_run[2];            /* the same sums in f32: MLA_PRECISION_BF16_P sums the rounded P in l_run
+                                   (out's denominator) and keeps these for lse; else equal to l_run */
 } hd_cstate;
 
 MLA_DEV void hd_rescale(hd_cstate &C, const float al[2]) {
@@ -1068,11 +1070,11 @@ MLA_DEV void hd_softmax(const hd_params &p, const hd_job &J, const hd_small *sm,
         al[e] = hd_ex2(C.m_run[e] - mu[e]);
         C.m_run[e] = mn;
     }
-    float ps[2] = {0.f, 0.f};
+    float ps[2] = {0.f, 0.f}, pr[2] = {0.f, 0.f}; /* row sums of P in f32; of the rounded P (p1) */
 #pragma unroll
     for (int i = 0; i < 32; i++) {
         C.s[i] = hd_ex2(C.s[i] - mu[(i >> 1) & 1]);
-        if (!p1) ps[(i >> 1) & 1] += C.s[i];
+        ps[(i >> 1) & 1] += C.s[i];
     }
     if (p.dbg) { /* stage test: P := identity */
 #pragma unroll
@@ -1090,12 +1092,15 @@ MLA_DEV void hd_softmax(const hd_params &p, const hd_job &J, const hd_small *sm,
                 C.ph[f] = hi;
                 /* one bf16 term: the row sums add the rounded values, so that numerator and
                    denominator agree (the error then scales with v - out, not with v) */
-                if (p1) ps[h2] += __uint_as_float(hi << 16) + __uint_as_float(hi & 0xffff0000u);
+                if (p1) pr[h2] += __uint_as_float(hi << 16) + __uint_as_float(hi & 0xffff0000u);
                 if (!p1) C.pl[f] = pack_bf16x2(a - __uint_as_float(hi << 16), b - __uint_as_float(hi & 0xffff0000u));
             }
     }
 #pragma unroll
-    for (int e = 0; e < 2; e++) C.l_run[e] = C.l_run[e] * al[e] + (addsum ? ps[e] : 0.f);
+    for (int e = 0; e < 2; e++) {
+        C.l_run[e] = C.l_run[e] * al[e] + (addsum ? (p1 && frags ? pr[e] : ps[e]) : 0.f);
+        C.lf_run[e] = C.lf_run[e] * al[e] + (addsum ? ps[e] : 0.f);
+    }
 }
 
 /* P_hi -> the stage's rope chunk, P_lo -> the P tile (row r, key j at r*128 + ((j/8 ^ r%8) * 16) +
@@ -1130,6 +1135,7 @@ MLA_DEV void hd_take(hd_small *sm, hd_cstate &C, int t, int st, int r0, uint32_t
         al[e] = hd_ex2(C.m_run[e] - (mn == -INFINITY ? 0.f : mn));
         C.m_run[e] = mn;
         C.l_run[e] *= al[e];
+        C.lf_run[e] *= al[e];
     }
 }
 
@@ -1320,6 +1326,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
     for (int i = 0; i < 32; i++) C.s[i] = 0.f;
     C.m_run[0] = C.m_run[1] = -INFINITY;
     C.l_run[0] = C.l_run[1] = 0.f;
+    C.lf_run[0] = C.lf_run[1] = 0.f;
     float al[2];
 
     if (J.nt > 0) hd_mbar_wait(sm_u32 + (uint32_t)offsetof(hd_small, qfull), 0);
@@ -1486,10 +1493,18 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
         sm->xm[c][r0] = l0;
         sm->xm[c][r0 + 8] = l1;
     }
+    float *const xl = (float *)(gbase + HD_SP); /* p1: the f32 sums, through the P tile (no longer read) */
+    const float lf0 = p1 ? hd_quad_sum(C.lf_run[0]) : 0.f, lf1 = p1 ? hd_quad_sum(C.lf_run[1]) : 0.f;
+    if (p1 && q4 == 0) {
+        xl[64 * c + r0] = lf0;
+        xl[64 * c + r0 + 8] = lf1;
+    }
     HD_BAR(1, 256);
-    float lt[2];
+    float lt[2], lft[2]; /* out's denominator; lse's sum */
     lt[0] = l0 + sm->xm[1 - c][r0];
     lt[1] = l1 + sm->xm[1 - c][r0 + 8];
+    lft[0] = p1 ? lf0 + xl[64 * (1 - c) + r0] : lt[0];
+    lft[1] = p1 ? lf1 + xl[64 * (1 - c) + r0 + 8] : lt[1];
 
 #pragma unroll
     for (int e = 0; e < 2; e++) {
@@ -1500,7 +1515,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
         if (p.nsplit == 1) {
             float f = inv_l, lse = INFINITY;
             if (lt[e] > 0.f) {
-                lse = (m_run[e] + log2f(lt[e])) * 0.69314718055994531f;
+                lse = (m_run[e] + log2f(lft[e])) * 0.69314718055994531f;
                 if (p.sink) f *= 1.f / (1.f + expf(p.sink[h] - lse));
             }
             uint16_t *orow = p.out + (int64_t)t * p.o_st + (int64_t)h * p.o_sh + cbase;
@@ -1514,7 +1529,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
 #pragma unroll
             for (int i = 0; i < 32; i++)
                 *(float2 *)(po + 8 * i) = make_float2(o[4 * i + 2 * e] * inv_l, o[4 * i + 2 * e + 1] * inv_l);
-            if (c == 0 && q4 == 0) p.ws_lse[prow] = lt[e] > 0.f ? m_run[e] + log2f(lt[e]) : -INFINITY;
+            if (c == 0 && q4 == 0) p.ws_lse[prow] = lt[e] > 0.f ? m_run[e] + log2f(lft[e]) : -INFINITY;
         }
     }
 }
