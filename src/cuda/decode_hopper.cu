@@ -1099,7 +1099,7 @@ MLA_DEV void hd_softmax(const hd_params &p, const hd_job &J, const hd_small *sm,
 #pragma unroll
     for (int e = 0; e < 2; e++) {
         C.l_run[e] = C.l_run[e] * al[e] + (addsum ? (p1 && frags ? pr[e] : ps[e]) : 0.f);
-        C.lf_run[e] = C.lf_run[e] * al[e] + (addsum ? ps[e] : 0.f);
+        C.lf_run[e] = C.lf_run[e] * al[e] + (addsum ? ps[e] : 0.f); /* also in the exact program of a p1 CTA */
     }
 }
 
@@ -1126,7 +1126,8 @@ MLA_DEV void hd_publish(hd_small *sm, uint32_t sp, uint32_t sk, const hd_cstate 
 
 /* The other consumer's tile: wait for its P and m; alpha from m (the owner's value, bit for bit:
  * same inputs, same instruction); row sums rescaled. */
-MLA_DEV void hd_take(hd_small *sm, hd_cstate &C, int t, int st, int r0, uint32_t pready, uint32_t full, float al[2]) {
+MLA_DEV void hd_take(hd_small *sm, hd_cstate &C, int t, int st, int r0, uint32_t pready, uint32_t full, float al[2],
+                     const int p1) {
     hd_mbar_wait(pready, (uint32_t)((t >> 1) & 1));
     hd_mbar_wait(full, (uint32_t)((t >> 1) & 1)); /* completed long ago: orders the TMA writes here too */
 #pragma unroll
@@ -1362,7 +1363,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
             hd_pay(empty0);
             HD_T(0, 14, t);
             if (u >= J.nt) break;
-            hd_take(sm, C, u, 1, r0, pready0 + 8u, full0 + 8u, al);
+            hd_take(sm, C, u, 1, r0, pready0 + 8u, full0 + 8u, al, p1);
             HD_T(0, 15, u);
             const int nv1 = sm->nvalid[1];
             if (nv1 < HD_KEYS) hd_zero_rows(gk1, nv1, 0, tid);
@@ -1411,7 +1412,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
             hd_issue_s(C.s, sq, sk1); /* [S_1] */
             for (;; t += 2) { /* pending: [S_u] */
                 const int u = t + 1;
-                hd_take(sm, C, t, 0, r0, pready0, full0, al);
+                hd_take(sm, C, t, 0, r0, pready0, full0, al, p1);
                 HD_T(1, 15, t);
                 const int nv = sm->nvalid[0];
                 if (nv < HD_KEYS) hd_zero_rows(gk0, nv, 1, tid);
@@ -1460,7 +1461,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
             if (hd_mode(sm, 0)) xt = t;
         }
         if (xt == J.nt && t < J.nt) {
-            hd_take(sm, C, t, 0, r0, pready0, full0, al);
+            hd_take(sm, C, t, 0, r0, pready0, full0, al, p1);
             const int nv = sm->nvalid[0];
             if (nv < HD_KEYS) hd_zero_rows(gk0, nv, 1, tid);
             hd_rescale(C, al);
@@ -1542,7 +1543,7 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1) {
     extern __shared__ __align__(1024) uint8_t hd_smem_raw[];
     /* the combine grid (launched as a programmatic dependent) may start its launch now; it waits
        in griddepcontrol.wait for this whole grid to complete */
-    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+    if (p.nsplit > 1) asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
     hd_job J;
     if (!hd_find_job(p, &J)) return; /* uniform over the CTA */
 
