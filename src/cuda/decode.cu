@@ -7,7 +7,8 @@
    v2  decode_hopper.cu: wgmma + TMA, producer warpgroup + two seesaw consumers, P as two bf16
        terms; BF16, FP8-656 and rope-aware FP8-640 (dequantized in shared memory), SM 9.0,
        16-byte aligned q; rope-aware 181 TF (H200);
-       default where supported                            H100 BF16 457 TF; FP8 235 TF
+       default where supported                            H100 BF16 459 TF; FP8 222 TF
+       (MLA_PRECISION_BF16_P: one bf16 P term, its own compiled program: BF16 575 TF)
    Dispatch: v2 where it supports the call (BF16, FP8), else v1; MLA_KERNEL=decode:1 forces v1.
    Run alone: `mla check decode`, `build/tests/test_cuda_attn`, `build/tests/test_cuda_decode_hopper`.
    The v1 engine is attn.cuh. */
