@@ -1039,7 +1039,7 @@ MLA_DEV void hd_zero_rows(uint8_t *gk, int nv, int c, int tid) {
  * row sums. Returns alpha in al. */
 MLA_DEV void hd_softmax(const hd_params &p, const hd_job &J, const hd_small *sm, hd_cstate &C, int t, int st,
                         const int pos[2], int pos_min, int r0, int q4, float al[2], const int frags = 1, int addsum = 1,
-                        const int p1 = 0) {
+                        const int p1 = 0, const int lf = 0) {
     const int key0 = (J.t_begin + t) * HD_KEYS;
     const uint32_t vm0 = sm->kv_valid[st][0], vm1 = sm->kv_valid[st][1];
     float mx[2] = {-INFINITY, -INFINITY};
@@ -1099,7 +1099,7 @@ MLA_DEV void hd_softmax(const hd_params &p, const hd_job &J, const hd_small *sm,
 #pragma unroll
     for (int e = 0; e < 2; e++) {
         C.l_run[e] = C.l_run[e] * al[e] + (addsum ? (p1 && frags ? pr[e] : ps[e]) : 0.f);
-        C.lf_run[e] = C.lf_run[e] * al[e] + (addsum ? ps[e] : 0.f); /* also in the exact program of a p1 CTA */
+        if (lf) C.lf_run[e] = C.lf_run[e] * al[e] + (addsum ? ps[e] : 0.f); /* p1 kernels, exact program too */
     }
 }
 
@@ -1136,7 +1136,7 @@ MLA_DEV void hd_take(hd_small *sm, hd_cstate &C, int t, int st, int r0, uint32_t
         al[e] = hd_ex2(C.m_run[e] - (mn == -INFINITY ? 0.f : mn));
         C.m_run[e] = mn;
         C.l_run[e] *= al[e];
-        C.lf_run[e] *= al[e];
+        if (p1) C.lf_run[e] *= al[e];
     }
 }
 
@@ -1248,7 +1248,7 @@ MLA_DEV void hd_exact_pv(hd_cstate &C, uint32_t sk, const float *scl, int c, int
 
 MLA_DEV void hd_consumer_exact(const hd_params &p, const hd_job &J, hd_small *sm, const uint8_t *gbase, uint32_t sbase,
                                uint32_t sm_u32, hd_cstate &C, int c, int t0, const int pos[2], int pos_min, int r0,
-                               int q4) {
+                               int q4, const int p1) {
     const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
     const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
     float qs[2] = {1.f, 1.f}; /* rope-aware: q_sigma of rows r0, r0 + 8 (1 past the block's rows) */
@@ -1272,7 +1272,7 @@ MLA_DEV void hd_consumer_exact(const hd_params &p, const hd_job &J, hd_small *sm
                 p.dbg_out[(r0 + 8 * ((i >> 1) & 1)) * 64 + 8 * (i >> 2) + 2 * q4 + (i & 1)] = C.s[i];
         }
         float al[2];
-        hd_softmax(p, J, sm, C, t, st, pos, pos_min, r0, q4, al, 0, c == 0);
+        hd_softmax(p, J, sm, C, t, st, pos, pos_min, r0, q4, al, 0, c == 0, 0, p1);
         hd_rescale(C, al);
         hd_pin(C.o, 128);
         hd_exact_pv(C, sk, scl, c, q4);
@@ -1350,7 +1350,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                 for (int i = 0; i < 32; i++)
                     p.dbg_out[(r0 + 8 * ((i >> 1) & 1)) * 64 + 8 * (i >> 2) + 2 * q4 + (i & 1)] = C.s[i];
             }
-            hd_softmax(p, J, sm, C, t, 0, pos, pos_min, r0, q4, al, 1, 1, p1);
+            hd_softmax(p, J, sm, C, t, 0, pos, pos_min, r0, q4, al, 1, 1, p1, p1);
             const int nv = sm->nvalid[0];
             if (nv < HD_KEYS) hd_zero_rows(gk0, nv, 0, tid);
             hd_publish(sm, sp, sk0, C, 0, r0, q4, tid, pready0, p1);
@@ -1425,7 +1425,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                 hd_rescale(C, al);
                 hd_pin(C.o, 128);
                 hd_issue_pv_smem(C.o, sp, sk0, 1, p1); /* [PV_t lo, PV_t hi] */
-                hd_softmax(p, J, sm, C, u, 1, pos, pos_min, r0, q4, al, 1, 1, p1);
+                hd_softmax(p, J, sm, C, u, 1, pos, pos_min, r0, q4, al, 1, 1, p1, p1);
                 const int nv1 = sm->nvalid[1];
                 if (nv1 < HD_KEYS) hd_zero_rows(gk1, nv1, 1, tid);
                 HD_WGMMA_WAIT(1); /* [PV_t hi]: the P tile is free */
@@ -1473,7 +1473,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
         }
     }
 
-    if (xt < J.nt) hd_consumer_exact(p, J, sm, gbase, sbase, sm_u32, C, c, xt, pos, pos_min, r0, q4);
+    if (xt < J.nt) hd_consumer_exact(p, J, sm, gbase, sbase, sm_u32, C, c, xt, pos, pos_min, r0, q4, p1);
 
     if (p.dbg) {
         if (J.nt > 0) {
