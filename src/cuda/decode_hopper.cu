@@ -526,10 +526,11 @@ MLA_DEV uint32_t hd_valid_bits(int nv, int k) {
     return c >= 32 ? 0xffffffffu : (c <= 0 ? 0u : (1u << c) - 1u);
 }
 
-/* TMA path (page_size % 16 == 0): one thread issues, per tile, 9 box copies (64 columns x box
+/* TMA path (page_size % 16 == 0): a tile is 64 / box sub-blocks, each inside one page; issuer w
+ * (lane 0 of producer warp w) issues, per tile, the 9 box copies of sub-block w (64 columns x box
  * rows, one chunk or a 16/32-row band of it: the 128-byte swizzle is a function of the shared
- * address, so bands at multiples of 8 rows compose into the 64-row layout) for each of the
- * 64 / box sub-blocks, each on its own page, onto the stage's full barrier. Rows past seq_len
+ * address, so bands at multiples of 8 rows compose into the 64-row layout) onto the stage's full
+ * barrier (one arrival per issuer). Rows past seq_len
  * inside a copied sub-block are copied too and zeroed by the consumers (rows >= nvalid); a
  * sub-block wholly past seq_len is not copied (its rows are >= nvalid); a sub-block on an
  * out-of-range page is copied from page coordinate num_pages: wholly out of the tensor, TMA fills
@@ -551,26 +552,16 @@ MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, 
         HD_T(2, 1, n);
         const uint32_t bar = full0 + 8u * st;
         const uint32_t dst = sbase + (st ? HD_SK1 : HD_SK0);
-        if (box == HD_KEYS) { /* one page per tile: a bad page is not copied, every row zeroed and masked */
-            const int nvk = ok ? nv : 0;
-            sm->kv_valid[st][0] = hd_valid_bits(nvk, 0);
-            sm->kv_valid[st][1] = hd_valid_bits(nvk, 1);
-            sm->nvalid[st] = nvk;
-            if (ok) {
-                hd_mbar_expect_tx(bar, HD_TILE);
-                const int row = key0 % p.page_size;
-#pragma unroll
-                for (int c = 0; c < 9; c++) hd_tma_3d(dst + c * HD_CHUNK, &p.kv_map, 64 * c, row, page, bar);
-            } else {
-                hd_mbar_arrive(bar);
-            }
-            continue;
-        }
-        /* the sub-block's bits of kv_valid (16 or 32 of them, a piece of its own), nvalid by issuer 0 */
+        /* the sub-block's bits of kv_valid (all 64, or 32 / 16 of them: a piece of its own), nvalid
+           by issuer 0 */
         const uint64_t all = hd_valid_bits(nv, 0) | ((uint64_t)hd_valid_bits(nv, 1) << 32);
-        const uint32_t mine = ok ? (uint32_t)(all >> (w * box)) : 0u;
+        const uint64_t mine = ok ? all >> (w * box) : 0ull;
         if (box == 16) ((uint16_t *)sm->kv_valid[st])[w] = (uint16_t)mine;
-        else sm->kv_valid[st][w] = mine;
+        else if (box == 32) sm->kv_valid[st][w] = (uint32_t)mine;
+        else {
+            sm->kv_valid[st][0] = (uint32_t)mine;
+            sm->kv_valid[st][1] = (uint32_t)(mine >> 32);
+        }
         if (w == 0) sm->nvalid[st] = nv;
         if (kk < J.seq) { /* a bad page: page coordinate num_pages, wholly out of bounds -> zeros */
             hd_mbar_expect_tx(bar, (uint32_t)(9 * box * 128));
@@ -1642,13 +1633,23 @@ __global__ void __launch_bounds__(128) hd_combine_kernel_v2(const hd_params p) {
 /* ------------------------------------------------------------------------------------------ */
 /* Host side                                                                                   */
 
+/* an integer from the environment, read once into *cache (-1: not read yet; 0: unset) */
+static int hd_env_int(const char *name, int *cache) {
+    if (*cache < 0) {
+        const char *e = getenv(name);
+        *cache = e ? atoi(e) : 0;
+    }
+    return *cache;
+}
+
 /* Unsplit when the row blocks alone fill >= 3/4 of the SMs; else enough splits to fill them. */
 static int hd_auto_splits(const mla_ctx *ctx, const mla_decode_args *a) {
     const int64_t B = a->batch.num_requests > 0 ? a->batch.num_requests : 1;
     const int64_t TH = (int64_t)a->num_tokens * a->num_heads;
     if (TH <= 0) return 1;
-    const char *env = getenv("MLA_DECODE_SPLITS"); /* tuning knob (bench sweeps); workspace queries agree */
-    if (env && atoi(env) >= 1) return atoi(env) < MLA_HD_MAX_SPLITS ? atoi(env) : MLA_HD_MAX_SPLITS;
+    static int forced = -1; /* MLA_DECODE_SPLITS: tuning knob (bench sweeps), read once; workspace queries agree */
+    const int fs = hd_env_int("MLA_DECODE_SPLITS", &forced);
+    if (fs >= 1) return fs < MLA_HD_MAX_SPLITS ? fs : MLA_HD_MAX_SPLITS;
     const int64_t per_req = (TH + B - 1) / B;
     const int64_t est = B * ((per_req + HD_ROWS - 1) / HD_ROWS); /* row blocks of a uniform batch */
     const int64_t sms = ctx && ctx->sm_count > 0 ? ctx->sm_count : 132;
@@ -1808,8 +1809,9 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
         p.qsig = a->q_sigma;
     }
     p.box = hd_box_rows(p.page_size);
-    const char *boxenv = getenv("MLA_HD_BOX"); /* diagnosis: TMA boxes of 16 or 32 rows where the page allows more */
-    if (boxenv && (atoi(boxenv) == 16 || atoi(boxenv) == 32) && atoi(boxenv) < p.box) p.box = atoi(boxenv);
+    static int box_env = -1; /* MLA_HD_BOX (diagnosis): TMA boxes of 16 or 32 rows where the page allows more */
+    const int fb = hd_env_int("MLA_HD_BOX", &box_env);
+    if ((fb == 16 || fb == 32) && fb < p.box) p.box = fb;
     p.tma = hd_make_kv_map(a, p.box, &p.kv_map, &p.kv_map2, &p.kv_map3);
     if (!p.tma) p.box = HD_KEYS;
 
