@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 5 sweeps on the GPU machine (after scripts/gpu.sh has built build-gpu): decode page sizes,
 # small batches against the split count, prints one line per configuration.
-#   bash scripts/decode_sweep.sh [pages|diag|bf16p|small|all]
+#   bash scripts/decode_sweep.sh [quick|pages|diag|bf16p|small|all]   (quick: one line per issue-5 shape)
 set -uo pipefail
 B=${B:-build-gpu}
 what=${1:-all}
@@ -13,6 +13,18 @@ bench() { # label, env..., -- bench args...
   line=$(env "${envs[@]}" $B/mla bench decode --backend cuda --no-ceilings "$@" 2>&1 | grep -E "^decode " | tail -1)
   printf '%-30s %s\n' "$label" "$(echo "${line:-FAILED x x x x x x}" | awk '{print $(NF-5), "ms", $(NF-4), "TF", $(NF-2), "GB/s"}')"
 }
+if [ "$what" = quick ]; then # the issue's shapes, one run each (tuning loop)
+  for pr in spec bf16p; do
+    bench "bf16 $pr s_q=2 8K" X=1 -- --precision $pr --batch 128 --heads 128 --sq 2 --seqlen 8192
+    bench "bf16 $pr s_q=2 32K" X=1 -- --precision $pr --batch 128 --heads 128 --sq 2 --seqlen 32768
+    bench "bf16 $pr s_q=1 8K" X=1 -- --precision $pr --batch 128 --heads 128 --sq 1 --seqlen 8192
+    bench "bf16 $pr b=4 32K" X=1 -- --precision $pr --batch 4 --heads 128 --sq 1 --seqlen 32768
+  done
+  bench "bf16 h16 16K" X=1 -- --batch 128 --heads 16 --sq 1 --seqlen 16384
+  bench "fp8 s_q=2 8K" X=1 -- --format fp8 --batch 128 --heads 128 --sq 2 --seqlen 8192
+  bench "fp8 h16 16K" X=1 -- --format fp8 --batch 128 --heads 16 --sq 1 --seqlen 16384
+  bench "bf16 page=16 8K" X=1 -- --batch 128 --heads 128 --sq 2 --seqlen 8192 --page-size 16
+fi
 if [ "$what" = pages ] || [ "$what" = all ]; then
   for f in bf16 fp8; do
     for ps in 64 32 16 48 61; do

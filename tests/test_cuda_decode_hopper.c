@@ -21,7 +21,8 @@
  * seq 16K and small batches (cudaEvents, 256 MB L2 flush between runs, median of 20): TFLOPS and
  * TB/s (1152 or 656 B/token);
  * MLA_BENCH_HOPPER=2 times without the tests; MLA_BENCH_SEL=mask picks configurations;
- * MLA_HD_TRACE=prefix writes one CTA's timeline per configuration (library built -DHD_TRACE). */
+ * MLA_HD_TRACE=prefix writes one CTA's timeline per configuration (library built -DHD_TRACE);
+ * MLA_BENCH_PRECISION=bf16p times MLA_PRECISION_BF16_P. */
 #include <limits.h>
 
 #include "harness.h"
@@ -1004,6 +1005,8 @@ static void bench_one(h_rng *r, int B, int H, int sq, int seq, int fmt) {
         a.batch.num_requests = B; a.batch.q_offsets = (const int32_t *)d_qoff; a.batch.seq_lens = (const int32_t *)d_seq;
         a.batch.block_table = (const int32_t *)d_bt; a.batch.bt_stride = ppr;
         a.causal = 1; a.scale = 0.1352338f; a.out = (uint16_t *)d_out; a.lse = (float *)d_lse;
+        const char *pe = getenv("MLA_BENCH_PRECISION"); /* bf16p: MLA_PRECISION_BF16_P */
+        a.precision = pe && !strcmp(pe, "bf16p") ? MLA_PRECISION_BF16_P : MLA_PRECISION_SPEC;
         const size_t ws = mla_cuda_decode_hopper_workspace(g_gpu, &a);
         if (ws) BCHECK(cudaMalloc(&d_ws, ws));
         a.workspace = d_ws; a.workspace_bytes = ws;

@@ -150,11 +150,15 @@
 #define HD_F8_SLOT 4096
 #define HD_F8_TX (8 * HD_F8_SLOT + HD_CHUNK + 1024) /* TMA bytes per tile: 8 latent slots, the rope chunk,
                                                        the scales (64 rows x 16 B at the stage's start) */
+#define HD_NCH 9                 /* 64-column chunks of a 576-wide row */
 #define HD_LAZY 8.0f             /* lazy running max: see hd_softmax */
 #define HD_SMEM_LIMIT 232448    /* sharedMemPerBlockOptin on H100 / H200 (227 KB) */
 
 typedef struct hd_small {
-    uint64_t full[2];           /* mbarrier: stage loaded (TMA: 1 arrival + tx bytes; else 64 pair arrivals) */
+    uint64_t full[2][HD_NCH];   /* mbarrier per stage and chunk: the chunk loaded (TMA: one arrival + tx bytes per
+                                   issuer; FP8: one arrival per producer warp as its phases end; cp.async: one
+                                   by thread 0 of the pair after its barrier), so that S = Q K^T starts on the
+                                   first chunks while the others land (or are dequantized) */
     uint64_t empty[2];          /* mbarrier: stage consumed (256 consumer arrivals) */
     uint64_t qfull;             /* mbarrier: Q loaded (64 arrivals of pair 1) */
     uint32_t kv_valid[2][2];    /* per stage, bit r of word k: key key0 + 32k + r is readable */
@@ -235,18 +239,16 @@ typedef struct hd_job {
 
 #ifdef HD_TRACE
 #define HD_TRACE_CTA 100
-#define HD_TRACE_N 2048
-__device__ unsigned long long hd_trace_buf[3][HD_TRACE_N][2];
-__device__ int hd_trace_cnt[3];
+#define HD_TRACE_TILES 512
+#define HD_TRACE_EV 32
+/* [role][tile][event] = clock64 (0: not recorded); a plain store, no counter (a global counter's
+   dependent load stalled the traced warp ~500 cycles per event) */
+__device__ unsigned long long hd_trace_buf[3][HD_TRACE_TILES][HD_TRACE_EV];
 #define HD_T(role, ev, n)                                                                         \
     do {                                                                                          \
-        if (blockIdx.x == HD_TRACE_CTA && blockIdx.y == 0 && (threadIdx.x & 127) == 0) {          \
-            const int i_ = hd_trace_cnt[role]++;                                                  \
-            if (i_ < HD_TRACE_N) {                                                                \
-                hd_trace_buf[role][i_][0] = ((unsigned long long)(ev) << 32) | (unsigned)(n);     \
-                hd_trace_buf[role][i_][1] = clock64();                                            \
-            }                                                                                     \
-        }                                                                                         \
+        if (blockIdx.x == HD_TRACE_CTA && blockIdx.y == 0 && (threadIdx.x & 127) == 0 &&          \
+            (unsigned)(n) < HD_TRACE_TILES)                                                       \
+            hd_trace_buf[role][n][ev] = clock64();                                                \
     } while (0)
 #else
 #define HD_T(role, ev, n) do { } while (0)
@@ -288,6 +290,16 @@ MLA_DEV int hd_mbar_test(uint32_t bar, uint32_t parity) {
 MLA_DEV void hd_mbar_expect_tx(uint32_t bar, uint32_t bytes) {
     asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n" ::"r"(bar), "r"(bytes)
                  : "memory");
+}
+/* the "full" mbarrier of chunk c of stage st (full0: that of chunk 0 of stage 0) */
+MLA_DEV uint32_t hd_fullc(uint32_t full0, int st, int c) { return full0 + 8u * (uint32_t)(HD_NCH * st + c); }
+/* producer thread 0, after its barrier: chunks [c0, c1) of stage st loaded */
+MLA_DEV void hd_arrive_chunks(uint32_t full0, int st, int c0, int c1) {
+    for (int c = c0; c < c1; c++) hd_mbar_arrive(hd_fullc(full0, st, c));
+}
+/* wait for chunks [c0, c1) of stage st (phase parity par) */
+MLA_DEV void hd_wait_chunks(uint32_t full0, int st, int c0, int c1, uint32_t par) {
+    for (int c = c0; c < c1; c++) hd_mbar_wait(hd_fullc(full0, st, c), par);
 }
 /* TMA: box (c0.., c1.., c2) of the 3-D tensor map -> shared dst; completes tx bytes on bar */
 MLA_DEV void hd_tma_3d(uint32_t dst, const CUtensorMap *map, int c0, int c1, int c2, uint32_t bar) {
@@ -550,7 +562,6 @@ MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, 
         const int ok = page >= 0 && page < p.num_pages;
         if (k >= 1) hd_mbar_wait(empty0 + 8u * st, (uint32_t)((k - 1) & 1)); /* consumers done with tile n-2 */
         HD_T(2, 1, n);
-        const uint32_t bar = full0 + 8u * st;
         const uint32_t dst = sbase + (st ? HD_SK1 : HD_SK0);
         /* the sub-block's bits of kv_valid (all 64, or 32 / 16 of them: a piece of its own), nvalid
            by issuer 0 */
@@ -564,12 +575,16 @@ MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, 
         }
         if (w == 0) sm->nvalid[st] = nv;
         if (kk < J.seq) { /* a bad page: page coordinate num_pages, wholly out of bounds -> zeros */
-            hd_mbar_expect_tx(bar, (uint32_t)(9 * box * 128));
             const int row = ok ? kk % p.page_size : 0, pg = ok ? page : p.num_pages;
 #pragma unroll
-            for (int c = 0; c < 9; c++) hd_tma_3d(dst + c * HD_CHUNK + w * box * 128, &p.kv_map, 64 * c, row, pg, bar);
+            for (int c = 0; c < HD_NCH; c++) { /* chunk c on its own barrier: S starts on chunk 0 */
+                const uint32_t bar = hd_fullc(full0, st, c);
+                hd_mbar_expect_tx(bar, (uint32_t)(box * 128));
+                hd_tma_3d(dst + c * HD_CHUNK + w * box * 128, &p.kv_map, 64 * c, row, pg, bar);
+            }
         } else {
-            hd_mbar_arrive(bar); /* rows past seq_len: >= nvalid, zeroed by the consumers */
+#pragma unroll
+            for (int c = 0; c < HD_NCH; c++) hd_mbar_arrive(hd_fullc(full0, st, c)); /* rows past seq_len: >= nvalid, zeroed by the consumers */
         }
     }
 }
@@ -696,6 +711,15 @@ MLA_DEV int hd_f8_try(const hd_params &p, const hd_job &J, uint32_t sbase, uint3
     return 1;
 }
 
+/* FP8: this warp has written its rows of chunks [c0, c1) of stage st: each thread makes its
+ * generic writes visible to the async proxy, the warp syncs (memory ordering among its lanes) and
+ * lane 0 arrives on the chunks' "full" barriers (4 arrivals each, one per producer warp) */
+MLA_DEV void hd_f8_done(uint32_t full0, int st, int c0, int c1, int tid) {
+    hd_fence_proxy_async();
+    __syncwarp();
+    if ((tid & 31) == 0) hd_arrive_chunks(full0, st, c0, c1);
+}
+
 /* barrier over the 128 producer threads: an mbarrier (pbar, 128 arrivals; each thread flips its own
  * parity pph), not bar.sync 2, 128: both order the same, but compute-sanitizer racecheck (2025.3)
  * does not credit the named barrier (it reported ~19 WAR hazards between the phases of one tile,
@@ -814,6 +838,7 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
             hd_f8_put(g, 2, r + 32, q, w[5], cb1);
             hd_f8_put(g, 3, r, q, w[6], ca1);
             hd_f8_put(g, 3, r + 32, q, w[7], cb1);
+            hd_f8_done(full0, st, 0, 4, tid); /* chunks 0-3 written */
             HD_F8_POLL();
             HD_F8_BAR(); /* slots 0-3 read by everyone */
             w[0] = hd_f8_get(g, 4, r, q, oa); /* slot 7 stays in registers until phase 4 */
@@ -826,18 +851,19 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
             hd_f8_put(g, 4, r + 32, q, w[1], cb2);
             hd_f8_put(g, 5, r, q, w[2], ca2);
             hd_f8_put(g, 5, r + 32, q, w[3], cb2);
+            hd_f8_done(full0, st, 4, 6, tid);
             HD_F8_POLL();
             HD_F8_BAR(); /* slots 4, 5 read by everyone */
             w[4] = hd_f8_get(g, 6, r, q, oa);
             w[5] = hd_f8_get(g, 6, r + 32, q, ob);
             hd_f8_put(g, 6, r, q, w[4], ca3); /* chunk 6 over slots 4, 5 */
             hd_f8_put(g, 6, r + 32, q, w[5], cb3);
+            hd_f8_done(full0, st, 6, 7, tid);
             HD_F8_BAR(); /* slot 6 read by everyone (slot 7 is in registers) */
             hd_f8_put(g, 7, r, q, w[6], ca3); /* chunk 7 over slots 6, 7 */
             hd_f8_put(g, 7, r + 32, q, w[7], cb3);
         }
-        hd_fence_proxy_async(); /* generic-proxy writes before async-proxy (wgmma) reads */
-        hd_mbar_arrive(full0 + 8u * st);
+        hd_f8_done(full0, st, 7, HD_NCH, tid); /* chunk 8, the rope, landed with the raw tile */
         HD_F8_POLL();
         HD_T(2, 3, n);
     }
@@ -848,7 +874,7 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
 MLA_DEV void hd_producer(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, uint32_t sbase, uint32_t sm_u32,
                          int tid) {
     const int pair = tid >> 6, pt = tid & 63;
-    const uint32_t full_bar = sm_u32 + (uint32_t)offsetof(hd_small, full) + 8u * pair;
+    const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
     const uint32_t empty_bar = sm_u32 + (uint32_t)offsetof(hd_small, empty) + 8u * pair;
     const uint32_t qfull_bar = sm_u32 + (uint32_t)offsetof(hd_small, qfull);
     const uint32_t stage = sbase + (pair ? HD_SK1 : HD_SK0);
@@ -914,8 +940,8 @@ MLA_DEV void hd_producer(const hd_params &p, const hd_job &J, hd_small *sm, uint
         cp_async_commit();
         CP_ASYNC_WAIT(0);
         hd_fence_proxy_async(); /* generic-proxy (cp.async) writes before async-proxy (wgmma) reads */
-        hd_mbar_arrive(full_bar);
-        HD_PAIR_BAR(pair); /* rows[] may be rewritten */
+        HD_PAIR_BAR(pair); /* the pair's rows landed; rows[] may be rewritten */
+        if (pt == 0) hd_arrive_chunks(full0, pair, 0, HD_NCH);
     }
 }
 
@@ -930,13 +956,16 @@ MLA_DEV uint64_t hd_opaque64(uint64_t x) {
     return x;
 }
 
-/* S = Q . K^T over 576 columns (64 x 64): 36 k-steps of m64n64k16; committed as one group */
-MLA_DEV void hd_issue_s(float s[32], uint32_t sq, uint32_t sk) {
+/* S = Q . K^T over 576 columns (64 x 64): 36 k-steps of m64n64k16; committed as one group. The
+ * k-steps of chunk c wait for its "full" barrier (fc: chunk 0's of the stage; parity par): the
+ * first chunks' products run while the later chunks of the tile still land. */
+MLA_DEV void hd_issue_s(float s[32], uint32_t sq, uint32_t sk, uint32_t fc, uint32_t par) {
     hd_opaque(sq); /* recompute the 36 descriptors per call: hoisted out of the loop they take 72 registers */
     const uint64_t dq = hd_desc(sq, 16, 1024), dk = hd_desc(sk, 16, 1024);
     hd_wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < HD_DK / 16; ks++) {
+        if ((ks & 3) == 0) hd_mbar_wait(fc + 8u * (uint32_t)(ks >> 2), par);
         const uint32_t off = (uint32_t)((ks >> 2) * HD_CHUNK + (ks & 3) * 32);
         if (ks == 0) hd_wgmma_n64_first(s, dq + (off >> 4), dk + (off >> 4));
         else hd_wgmma_n64(s, hd_opaque64(dq) + (off >> 4), hd_opaque64(dk) + (off >> 4));
@@ -1061,6 +1090,7 @@ MLA_DEV void hd_softmax(const hd_params &p, const hd_job &J, const hd_small *sm,
         al[e] = hd_ex2(C.m_run[e] - mu[e]);
         C.m_run[e] = mn;
     }
+
     float ps[2] = {0.f, 0.f}, pr[2] = {0.f, 0.f}; /* row sums of P in f32; of the rounded P (p1) */
 #pragma unroll
     for (int i = 0; i < 32; i++) {
@@ -1115,12 +1145,13 @@ MLA_DEV void hd_publish(hd_small *sm, uint32_t sp, uint32_t sk, const hd_cstate 
     hd_mbar_arrive(pready);
 }
 
-/* The other consumer's tile: wait for its P and m; alpha from m (the owner's value, bit for bit:
- * same inputs, same instruction); row sums rescaled. */
-MLA_DEV void hd_take(hd_small *sm, hd_cstate &C, int t, int st, int r0, uint32_t pready, uint32_t full, float al[2],
+/* The other consumer's tile t (stage st): wait for its P and m; alpha from m (the owner's value,
+ * bit for bit: same inputs, same instruction); row sums rescaled. The loads of this consumer's V
+ * half of the stage completed long ago: waiting for them orders the TMA writes here too. */
+MLA_DEV void hd_take(hd_small *sm, hd_cstate &C, int t, int st, int r0, uint32_t pready, uint32_t full0, int c, float al[2],
                      const int p1) {
     hd_mbar_wait(pready, (uint32_t)((t >> 1) & 1));
-    hd_mbar_wait(full, (uint32_t)((t >> 1) & 1)); /* completed long ago: orders the TMA writes here too */
+    hd_wait_chunks(full0, st, 4 * c, 4 * c + 4, (uint32_t)((t >> 1) & 1));
 #pragma unroll
     for (int e = 0; e < 2; e++) {
         const float mn = sm->xm[st][r0 + 8 * e];
@@ -1254,7 +1285,7 @@ MLA_DEV void hd_consumer_exact(const hd_params &p, const hd_job &J, hd_small *sm
         const int st = t & 1;
         const uint32_t sk = sbase + (st ? HD_SK1 : HD_SK0);
         const float *scl = (const float *)(gbase + HD_SP + 1024 * st);
-        hd_mbar_wait(full0 + 8u * st, (uint32_t)((t >> 1) & 1));
+        hd_wait_chunks(full0, st, 0, HD_NCH, (uint32_t)((t >> 1) & 1));
         HD_T(c, 16, t);
         hd_exact_s(C, sbase + HD_SQ, sk, scl, q4, p.ra, qs);
         if (p.dbg && c == 0) {
@@ -1326,11 +1357,11 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
     if (c == 0) {
         /* ---------------- consumer 0: even tiles ---------------- */
         if (J.nt > 0) {
-          hd_mbar_wait(full0, 0);
+          hd_mbar_wait(hd_fullc(full0, 0, 0), 0); /* mode[] comes with chunk 0 */
           if (hd_mode(sm, 0)) xt = 0;
           if (xt) {
           HD_T(0, 16, 0);
-          hd_issue_s(C.s, sq, sk0); /* [S_0] */
+          hd_issue_s(C.s, sq, sk0, full0, 0); /* [S_0] */
           for (int t = 0;; t += 2) { /* pending: [S_t]; leaves only by the breaks, with [] */
             const int u = t + 1;
             HD_WGMMA_WAIT(0); /* [] */
@@ -1342,6 +1373,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                     p.dbg_out[(r0 + 8 * ((i >> 1) & 1)) * 64 + 8 * (i >> 2) + 2 * q4 + (i & 1)] = C.s[i];
             }
             hd_softmax(p, J, sm, C, t, 0, pos, pos_min, r0, q4, al, 1, 1, p1, p1);
+            HD_T(0, 19, t);
             const int nv = sm->nvalid[0];
             if (nv < HD_KEYS) hd_zero_rows(gk0, nv, 0, tid);
             hd_publish(sm, sp, sk0, C, 0, r0, q4, tid, pready0, p1);
@@ -1354,7 +1386,8 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
             hd_pay(empty0);
             HD_T(0, 14, t);
             if (u >= J.nt) break;
-            hd_take(sm, C, u, 1, r0, pready0 + 8u, full0 + 8u, al, p1);
+            HD_T(0, 13, u);
+            hd_take(sm, C, u, 1, r0, pready0 + 8u, full0, 0, al, p1);
             HD_T(0, 15, u);
             const int nv1 = sm->nvalid[1];
             if (nv1 < HD_KEYS) hd_zero_rows(gk1, nv1, 0, tid);
@@ -1368,9 +1401,10 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                 break;
             }
             const uint32_t par = (uint32_t)(((t + 2) >> 1) & 1);
-            if (hd_mbar_test(full0, par) && !hd_mode(sm, 0)) { /* tile t+2 is in: S_{t+2} right behind P.V */
+            if (hd_mbar_test(hd_fullc(full0, 0, HD_NCH - 1), par) && hd_mbar_test(hd_fullc(full0, 0, 0), par) &&
+                !hd_mode(sm, 0)) { /* tile t+2 is (most likely all) in: S_{t+2} right behind P.V */
                 HD_T(0, 16, t + 2);
-                hd_issue_s(C.s, sq, sk0); /* [PV_u lo, PV_u hi, S_{t+2}] */
+                hd_issue_s(C.s, sq, sk0, full0, par); /* [PV_u lo, PV_u hi, S_{t+2}] */
                 HD_WGMMA_WAIT(1);         /* [S_{t+2}] */
                 hd_pin(C.o, 128);
                 hd_pay(empty0 + 8u);
@@ -1380,13 +1414,15 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                 hd_pin(C.o, 128);
                 hd_pay(empty0 + 8u);
                 HD_T(0, 14, u);
-                hd_mbar_wait(full0, par);
+                HD_T(0, 17, t + 2);
+                hd_mbar_wait(hd_fullc(full0, 0, 0), par);
+                HD_T(0, 18, t + 2);
                 if (hd_mode(sm, 0)) { /* FP8: the exact program from tile t+2 on */
                     xt = t + 2;
                     break;
                 }
                 HD_T(0, 16, t + 2);
-                hd_issue_s(C.s, sq, sk0); /* [S_{t+2}] */
+                hd_issue_s(C.s, sq, sk0, full0, par); /* [S_{t+2}]: chunk by chunk as they land */
             }
           }
           }
@@ -1395,15 +1431,16 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
         /* ---------------- consumer 1: odd tiles ---------------- */
         int t = 0;
         if (J.nt > 1) {
-            hd_mbar_wait(full0 + 8u, 0);
+            hd_mbar_wait(hd_fullc(full0, 1, 0), 0);
             if (hd_mode(sm, 1)) xt = 0;
         }
         if (J.nt > 1 && xt) {
             HD_T(1, 16, 1);
-            hd_issue_s(C.s, sq, sk1); /* [S_1] */
+            hd_issue_s(C.s, sq, sk1, full0 + 8u * HD_NCH, 0); /* [S_1] */
             for (;; t += 2) { /* pending: [S_u] */
                 const int u = t + 1;
-                hd_take(sm, C, t, 0, r0, pready0, full0, al, p1);
+                HD_T(1, 13, t);
+                hd_take(sm, C, t, 0, r0, pready0, full0, 1, al, p1);
                 HD_T(1, 15, t);
                 const int nv = sm->nvalid[0];
                 if (nv < HD_KEYS) hd_zero_rows(gk0, nv, 1, tid);
@@ -1415,8 +1452,12 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                 HD_T(1, 11, u);
                 hd_rescale(C, al);
                 hd_pin(C.o, 128);
+                /* P.V of t before the softmax of u: the softmax overlaps matrix work (running both
+                   softmaxes of the pair side by side, u's fed by an early m_t, ran 11% slower) */
                 hd_issue_pv_smem(C.o, sp, sk0, 1, p1); /* [PV_t lo, PV_t hi] */
+                HD_T(1, 20, u);
                 hd_softmax(p, J, sm, C, u, 1, pos, pos_min, r0, q4, al, 1, 1, p1, p1);
+                HD_T(1, 19, u);
                 const int nv1 = sm->nvalid[1];
                 if (nv1 < HD_KEYS) hd_zero_rows(gk1, nv1, 1, tid);
                 HD_WGMMA_WAIT(1); /* [PV_t hi]: the P tile is free */
@@ -1437,22 +1478,25 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                     t += 2;
                     break;
                 }
-                hd_mbar_wait(full0 + 8u, (uint32_t)(((u + 2) >> 1) & 1));
+                const uint32_t par = (uint32_t)(((u + 2) >> 1) & 1);
+                HD_T(1, 17, u + 2);
+                hd_mbar_wait(hd_fullc(full0, 1, 0), par);
+                HD_T(1, 18, u + 2);
                 if (hd_mode(sm, 1)) { /* FP8: the exact program from the pair (u+1, u+2) on */
                     t += 2;
                     xt = t;
                     break;
                 }
                 HD_T(1, 16, u + 2);
-                hd_issue_s(C.s, sq, sk1); /* [S_{u+2}] */
+                hd_issue_s(C.s, sq, sk1, full0 + 8u * HD_NCH, par); /* [S_{u+2}]: chunk by chunk */
             }
         }
         if (xt == J.nt && t < J.nt) { /* a last even tile without a partner: [] */
-            hd_mbar_wait(full0, (uint32_t)((t >> 1) & 1));
+            hd_mbar_wait(hd_fullc(full0, 0, 0), (uint32_t)((t >> 1) & 1));
             if (hd_mode(sm, 0)) xt = t;
         }
         if (xt == J.nt && t < J.nt) {
-            hd_take(sm, C, t, 0, r0, pready0, full0, al, p1);
+            hd_take(sm, C, t, 0, r0, pready0, full0, 1, al, p1);
             const int nv = sm->nvalid[0];
             if (nv < HD_KEYS) hd_zero_rows(gk0, nv, 1, tid);
             hd_rescale(C, al);
@@ -1546,7 +1590,9 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1) {
 
     if (threadIdx.x == 0) {
         for (int i = 0; i < 2; i++) {
-            hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, full) + 8u * i, p.fp8 ? 128 : (p.tma ? HD_KEYS / p.box : 64));
+            for (int c = 0; c < HD_NCH; c++)
+                hd_mbar_init(hd_fullc(sm_u32 + (uint32_t)offsetof(hd_small, full), i, c),
+                             p.fp8 ? 4 : (p.tma ? HD_KEYS / p.box : 1)); /* FP8: one per producer warp */
             hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, empty) + 8u * i, 256);
             hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, landed) + 8u * i, HD_KEYS / p.box);
             sm->mode[i] = 0;
@@ -1870,19 +1916,18 @@ extern "C" mla_status mla_cuda_decode_hopper_stage(mla_ctx *ctx, const mla_decod
  * -1 when the library was built without -DHD_TRACE. */
 extern "C" int mla_cuda_decode_hopper_trace_dump(const char *path) {
 #ifdef HD_TRACE
-    static unsigned long long buf[3][HD_TRACE_N][2];
-    int cnt[3];
-    if (cudaDeviceSynchronize() != cudaSuccess || cudaMemcpyFromSymbol(buf, hd_trace_buf, sizeof buf) != cudaSuccess ||
-        cudaMemcpyFromSymbol(cnt, hd_trace_cnt, sizeof cnt) != cudaSuccess)
+    static unsigned long long buf[3][HD_TRACE_TILES][HD_TRACE_EV];
+    if (cudaDeviceSynchronize() != cudaSuccess || cudaMemcpyFromSymbol(buf, hd_trace_buf, sizeof buf) != cudaSuccess)
         return -1;
     FILE *f = fopen(path, "w");
     if (!f) return -1;
     for (int r = 0; r < 3; r++)
-        for (int i = 0; i < cnt[r] && i < HD_TRACE_N; i++)
-            fprintf(f, "%d %u %u %llu\n", r, (unsigned)(buf[r][i][0] >> 32), (unsigned)(buf[r][i][0] & 0xffffffffu), buf[r][i][1]);
+        for (int n = 0; n < HD_TRACE_TILES; n++)
+            for (int e = 0; e < HD_TRACE_EV; e++)
+                if (buf[r][n][e]) fprintf(f, "%d %d %d %llu\n", r, e, n, buf[r][n][e]);
     fclose(f);
-    const int zero[3] = {0, 0, 0};
-    cudaMemcpyToSymbol(hd_trace_cnt, zero, sizeof zero);
+    memset(buf, 0, sizeof buf);
+    cudaMemcpyToSymbol(hd_trace_buf, buf, sizeof buf);
     return 0;
 #else
     (void)path;
