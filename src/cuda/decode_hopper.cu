@@ -50,6 +50,14 @@
          reads 4 KB per 32-cycle m64n64k16, the whole 128 B/clk of shared-memory bandwidth, and a
          tile's shared traffic (S 147 KB, V 64 KB, the TMA write 73 KB) takes ~2200 cycles, as long
          as its tensor work (2176 cycles); FlashMLA (660 TF) feeds S wider.
+     v11 one "full" mbarrier per 64-column chunk: S = Q K^T waits chunk by chunk (TMA: one per
+         chunk and issuer; FP8: per dequantization phase and warp); H100 8K spec 455 -> 464,
+         bf16p 557 -> 566 TF. The pair of tiles is one dependency chain (timeline in
+         bench/results.md, session 3): S_t, softmax_t (~1000 cycles), publish, the other's
+         take, P.V_t, softmax_u, publish, take, P.V_u, then the ~2150-cycle reload of the stage:
+         7125 cycles a pair against 4352 of tensor work. Tried: softmax_u before taking P_t
+         (both softmaxes then overlap each other, not matrix work): -10%; refilling each V half
+         of a stage as soon as its consumer is done: -3%.
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
@@ -67,13 +75,14 @@
    block). Key tiles, two stages (tile n in stage n & 1):
    - page_size % 16 == 0 (TMA path): one thread issues 9 TMA box copies (64 columns x box rows
      of one page, box = 64, 32 or 16 dividing page_size, 128-byte swizzle) per sub-block of box
-     rows, 64 / box sub-blocks per tile, onto the stage's "full" mbarrier, after the stage's
+     rows, 64 / box sub-blocks per tile, each onto its chunk's "full" mbarrier, after the stage's
      "empty" mbarrier says both consumers are done with tile n-2. Rows past seq_len are copied
      too (whatever the page holds there, NaN included); a sub-block on an out-of-range page is
      zero-filled (TMA out of bounds) and masked. nvalid[stage] tells the consumers; each zeroes
      the rows past it in its own V half before its P.V (0 * NaN), the mask keeps them out of S.
    - otherwise: warp pairs 0-1 / 2-3 copy the even / odd tiles with cp.async, row by row through
-     the block table (zero-fill for rows without a key), fence.proxy.async, arrive on "full".
+     the block table (zero-fill for rows without a key), fence.proxy.async, each warp's lane 0
+     arrives on the 9 chunk barriers.
    MLA_KV_FP8: all four warps load raw tiles into the stage and dequantize them there (see the
    FP8 section of the producer); the consumers are the same.
    Warpgroups 1, 2 = consumers c = 0, 1 (setmaxnreg 224): consumer c owns O[:, 256c, 256c+256)
@@ -157,7 +166,7 @@
 typedef struct hd_small {
     uint64_t full[2][HD_NCH];   /* mbarrier per stage and chunk: the chunk loaded (TMA: one arrival + tx bytes per
                                    issuer; FP8: one arrival per producer warp as its phases end; cp.async: one
-                                   by thread 0 of the pair after its barrier), so that S = Q K^T starts on the
+                                   per warp of the pair), so that S = Q K^T starts on the
                                    first chunks while the others land (or are dequantized) */
     uint64_t empty[2];          /* mbarrier: stage consumed (256 consumer arrivals) */
     uint64_t qfull;             /* mbarrier: Q loaded (64 arrivals of pair 1) */
@@ -940,8 +949,10 @@ MLA_DEV void hd_producer(const hd_params &p, const hd_job &J, hd_small *sm, uint
         cp_async_commit();
         CP_ASYNC_WAIT(0);
         hd_fence_proxy_async(); /* generic-proxy (cp.async) writes before async-proxy (wgmma) reads */
-        HD_PAIR_BAR(pair); /* the pair's rows landed; rows[] may be rewritten */
-        if (pt == 0) hd_arrive_chunks(full0, pair, 0, HD_NCH);
+        __syncwarp();           /* the warp's rows landed: lane 0 arrives for it (racecheck does not credit
+                                   the pair's named barrier before a single arrival: 8 hazards reported) */
+        if ((pt & 31) == 0) hd_arrive_chunks(full0, pair, 0, HD_NCH);
+        HD_PAIR_BAR(pair); /* rows[] may be rewritten */
     }
 }
 
@@ -1592,7 +1603,7 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1) {
         for (int i = 0; i < 2; i++) {
             for (int c = 0; c < HD_NCH; c++)
                 hd_mbar_init(hd_fullc(sm_u32 + (uint32_t)offsetof(hd_small, full), i, c),
-                             p.fp8 ? 4 : (p.tma ? HD_KEYS / p.box : 1)); /* FP8: one per producer warp */
+                             p.fp8 ? 4 : (p.tma ? HD_KEYS / p.box : 2)); /* FP8 / cp.async: one per producer warp */
             hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, empty) + 8u * i, 256);
             hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, landed) + 8u * i, HD_KEYS / p.box);
             sm->mode[i] = 0;
