@@ -302,7 +302,7 @@ MLA_DEV void hd_mbar_expect_tx(uint32_t bar, uint32_t bytes) {
 }
 /* the "full" mbarrier of chunk c of stage st (full0: that of chunk 0 of stage 0) */
 MLA_DEV uint32_t hd_fullc(uint32_t full0, int st, int c) { return full0 + 8u * (uint32_t)(HD_NCH * st + c); }
-/* producer thread 0, after its barrier: chunks [c0, c1) of stage st loaded */
+/* arrive on the "full" barriers of chunks [c0, c1) of stage st */
 MLA_DEV void hd_arrive_chunks(uint32_t full0, int st, int c0, int c1) {
     for (int c = c0; c < c1; c++) hd_mbar_arrive(hd_fullc(full0, st, c));
 }
@@ -329,6 +329,15 @@ MLA_DEV void hd_stmatrix_x4(uint32_t addr, const uint32_t r[4]) {
                  : "memory");
 }
 MLA_DEV void hd_fence_proxy_async(void) { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+/* A producer warp has written (FP8) or copied (cp.async) its part of chunks [c0, c1) of stage st:
+ * each thread makes its generic writes visible to the async proxy, the warp syncs (memory ordering
+ * among its lanes) and lane 0 arrives for the warp (one arrival per producer warp on each
+ * barrier; racecheck credits __syncwarp, not a named barrier before a single arrival) */
+MLA_DEV void hd_chunks_done(uint32_t full0, int st, int c0, int c1, int tid) {
+    hd_fence_proxy_async();
+    __syncwarp();
+    if ((tid & 31) == 0) hd_arrive_chunks(full0, st, c0, c1);
+}
 /* named barrier id over n threads that also ORs a predicate over them (all get the result) */
 #define HD_BAR_OR(id, n, x, out)                                                                   \
     asm volatile("{\n .reg .pred a, b;\n setp.ne.u32 a, %1, 0;\n bar.red.or.pred b, %2, %3, a;\n selp.u32 %0, 1, 0, b;\n}\n" \
@@ -720,15 +729,6 @@ MLA_DEV int hd_f8_try(const hd_params &p, const hd_job &J, uint32_t sbase, uint3
     return 1;
 }
 
-/* FP8: this warp has written its rows of chunks [c0, c1) of stage st: each thread makes its
- * generic writes visible to the async proxy, the warp syncs (memory ordering among its lanes) and
- * lane 0 arrives on the chunks' "full" barriers (4 arrivals each, one per producer warp) */
-MLA_DEV void hd_f8_done(uint32_t full0, int st, int c0, int c1, int tid) {
-    hd_fence_proxy_async();
-    __syncwarp();
-    if ((tid & 31) == 0) hd_arrive_chunks(full0, st, c0, c1);
-}
-
 /* barrier over the 128 producer threads: an mbarrier (pbar, 128 arrivals; each thread flips its own
  * parity pph), not bar.sync 2, 128: both order the same, but compute-sanitizer racecheck (2025.3)
  * does not credit the named barrier (it reported ~19 WAR hazards between the phases of one tile,
@@ -847,7 +847,7 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
             hd_f8_put(g, 2, r + 32, q, w[5], cb1);
             hd_f8_put(g, 3, r, q, w[6], ca1);
             hd_f8_put(g, 3, r + 32, q, w[7], cb1);
-            hd_f8_done(full0, st, 0, 4, tid); /* chunks 0-3 written */
+            hd_chunks_done(full0, st, 0, 4, tid); /* chunks 0-3 written */
             HD_F8_POLL();
             HD_F8_BAR(); /* slots 0-3 read by everyone */
             w[0] = hd_f8_get(g, 4, r, q, oa); /* slot 7 stays in registers until phase 4 */
@@ -860,19 +860,19 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
             hd_f8_put(g, 4, r + 32, q, w[1], cb2);
             hd_f8_put(g, 5, r, q, w[2], ca2);
             hd_f8_put(g, 5, r + 32, q, w[3], cb2);
-            hd_f8_done(full0, st, 4, 6, tid);
+            hd_chunks_done(full0, st, 4, 6, tid);
             HD_F8_POLL();
             HD_F8_BAR(); /* slots 4, 5 read by everyone */
             w[4] = hd_f8_get(g, 6, r, q, oa);
             w[5] = hd_f8_get(g, 6, r + 32, q, ob);
             hd_f8_put(g, 6, r, q, w[4], ca3); /* chunk 6 over slots 4, 5 */
             hd_f8_put(g, 6, r + 32, q, w[5], cb3);
-            hd_f8_done(full0, st, 6, 7, tid);
+            hd_chunks_done(full0, st, 6, 7, tid);
             HD_F8_BAR(); /* slot 6 read by everyone (slot 7 is in registers) */
             hd_f8_put(g, 7, r, q, w[6], ca3); /* chunk 7 over slots 6, 7 */
             hd_f8_put(g, 7, r + 32, q, w[7], cb3);
         }
-        hd_f8_done(full0, st, 7, HD_NCH, tid); /* chunk 8, the rope, landed with the raw tile */
+        hd_chunks_done(full0, st, 7, HD_NCH, tid); /* chunk 8, the rope, landed with the raw tile */
         HD_F8_POLL();
         HD_T(2, 3, n);
     }
@@ -948,10 +948,7 @@ MLA_DEV void hd_producer(const hd_params &p, const hd_job &J, hd_small *sm, uint
         hd_copy_rows(stage, rows, pt, p.kv);
         cp_async_commit();
         CP_ASYNC_WAIT(0);
-        hd_fence_proxy_async(); /* generic-proxy (cp.async) writes before async-proxy (wgmma) reads */
-        __syncwarp();           /* the warp's rows landed: lane 0 arrives for it (racecheck does not credit
-                                   the pair's named barrier before a single arrival: 8 hazards reported) */
-        if ((pt & 31) == 0) hd_arrive_chunks(full0, pair, 0, HD_NCH);
+        hd_chunks_done(full0, pair, 0, HD_NCH, pt); /* the warp's copies landed */
         HD_PAIR_BAR(pair); /* rows[] may be rewritten */
     }
 }
@@ -1101,7 +1098,6 @@ MLA_DEV void hd_softmax(const hd_params &p, const hd_job &J, const hd_small *sm,
         al[e] = hd_ex2(C.m_run[e] - mu[e]);
         C.m_run[e] = mn;
     }
-
     float ps[2] = {0.f, 0.f}, pr[2] = {0.f, 0.f}; /* row sums of P in f32; of the rounded P (p1) */
 #pragma unroll
     for (int i = 0; i < 32; i++) {
@@ -1464,7 +1460,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                 hd_rescale(C, al);
                 hd_pin(C.o, 128);
                 /* P.V of t before the softmax of u: the softmax overlaps matrix work (running both
-                   softmaxes of the pair side by side, u's fed by an early m_t, ran 11% slower) */
+                   softmaxes of the pair side by side, u's fed by an early m_t, ran 10% slower) */
                 hd_issue_pv_smem(C.o, sp, sk0, 1, p1); /* [PV_t lo, PV_t hi] */
                 HD_T(1, 20, u);
                 hd_softmax(p, J, sm, C, u, 1, pos, pos_min, r0, q4, al, 1, 1, p1, p1);
