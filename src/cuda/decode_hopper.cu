@@ -168,12 +168,15 @@ typedef struct hd_small {
                                    issuer; FP8: one arrival per producer warp as its phases end; cp.async: one
                                    per warp of the pair), so that S = Q K^T starts on the
                                    first chunks while the others land (or are dequantized) */
-    uint64_t empty[2];          /* mbarrier: stage consumed (256 consumer arrivals) */
+    uint64_t empty[2][3];       /* mbarrier per stage and part (hd_part): the part's last reader is done with
+                                   it (128 arrivals: the consumer that frees it; see hd_pay_s / hd_pay_pv) */
     uint64_t qfull;             /* mbarrier: Q loaded (64 arrivals of pair 1) */
-    uint32_t kv_valid[2][2];    /* per stage, bit r of word k: key key0 + 32k + r is readable */
-    int32_t nvalid[2];          /* per stage: rows [nvalid, 64) hold no key; with TMA they may hold
-                                   anything (NaN) and each consumer zeroes them in its V half */
+    uint32_t kv_valid[4][2];    /* per tile n (slot n & 3), bit r of word k: key key0 + 32k + r is readable
+                                   (per tile, not per stage: a stage's parts refill at different times) */
+    int32_t nvalid[4];          /* per tile n (slot n & 3): rows [nvalid, 64) hold no key; with TMA they may
+                                   hold anything (NaN) and each consumer zeroes them in its V half */
     uint64_t pready[2];         /* mbarrier per stage: the owner published P and m of the tile (128) */
+    uint64_t mready[2];         /* hd_consumer_p1: per consumer c, m after its tile of the pair in xm[c] (128) */
     float xm[2][HD_ROWS];       /* per stage: running row max after the tile (log2 units); at the
                                    end: per consumer, the row sums */
     const uint8_t *rows[2][HD_ROWS]; /* per producer pair: global address of each row or NULL */
@@ -309,6 +312,18 @@ MLA_DEV void hd_arrive_chunks(uint32_t full0, int st, int c0, int c1) {
 /* wait for chunks [c0, c1) of stage st (phase parity par) */
 MLA_DEV void hd_wait_chunks(uint32_t full0, int st, int c0, int c1, uint32_t par) {
     for (int c = c0; c < c1; c++) hd_mbar_wait(hd_fullc(full0, st, c), par);
+}
+/* A stage refills in three parts, each as soon as its last reader is done with it (its "empty"
+ * barrier): part 0 = chunks 0-3 (V columns 0-255, consumer 0's P.V), part 1 = chunks 4-7 (consumer
+ * 1's P.V), part 2 = chunk 8 (the rope: read by S only; in the default precision it then holds P_hi
+ * of the tile for the other consumer's P.V). */
+#define HD_PARTS 3
+MLA_DEV int hd_part_lo(int q) { return 4 * q; }                   /* first chunk of part q */
+MLA_DEV int hd_part_hi(int q) { return q < 2 ? 4 * q + 4 : HD_NCH; } /* one past its last chunk */
+MLA_DEV uint32_t hd_emptyp(uint32_t empty0, int st, int q) { return empty0 + 8u * (uint32_t)(HD_PARTS * st + q); }
+/* the whole stage st free (every part's phase with parity par completed) */
+MLA_DEV void hd_wait_free(uint32_t empty0, int st, uint32_t par) {
+    for (int q = 0; q < HD_PARTS; q++) hd_mbar_wait(hd_emptyp(empty0, st, q), par);
 }
 /* TMA: box (c0.., c1.., c2) of the 3-D tensor map -> shared dst; completes tx bytes on bar */
 MLA_DEV void hd_tma_3d(uint32_t dst, const CUtensorMap *map, int c0, int c1, int c2, uint32_t bar) {
@@ -559,50 +574,87 @@ MLA_DEV uint32_t hd_valid_bits(int nv, int k) {
 /* TMA path (page_size % 16 == 0): a tile is 64 / box sub-blocks, each inside one page; issuer w
  * (lane 0 of producer warp w) issues, per tile, the 9 box copies of sub-block w (64 columns x box
  * rows, one chunk or a 16/32-row band of it: the 128-byte swizzle is a function of the shared
- * address, so bands at multiples of 8 rows compose into the 64-row layout) onto the stage's full
- * barrier (one arrival per issuer). Rows past seq_len
- * inside a copied sub-block are copied too and zeroed by the consumers (rows >= nvalid); a
- * sub-block wholly past seq_len is not copied (its rows are >= nvalid); a sub-block on an
- * out-of-range page is copied from page coordinate num_pages: wholly out of the tensor, TMA fills
- * it with zeros (and still counts its bytes), and its keys are masked out of S. */
-MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, uint32_t sbase, uint32_t sm_u32, int w) {
+ * address, so bands at multiples of 8 rows compose into the 64-row layout), each onto its chunk's
+ * full barrier (one arrival per issuer). MLA_PRECISION_BF16_P (hd_consumer_p1): the copies of a
+ * tile go out part by part (hd_part), each part once its "empty" barrier says the last reader of
+ * tile n-2 is done with it, in the order the consumers free them, per pair of tiles (m0 = 2k in
+ * stage 0, m1 = 2k+1 in stage 1): rope m0 (consumer 0's S done), V half 0 of m0 (its P.V), half 1
+ * of m1 (consumer 1's own P.V), half 1 of m0, half 0 and rope of m1 (the P.V from shared memory;
+ * the rope chunk of m1 held P_m1), and S of the next tile (hd_s_chunk) takes its chunks in about
+ * that order. Default precision: whole tiles once all three parts are free; S in order 0..8
+ * (a first cut of part-by-part refills ran 1-3% slower there). Rows past seq_len inside a copied sub-block are copied too and zeroed by the
+ * consumers (rows >= nvalid); a sub-block wholly past seq_len is not copied (its rows are >=
+ * nvalid); a sub-block on an out-of-range page is copied from page coordinate num_pages: wholly out
+ * of the tensor, TMA fills it with zeros (and still counts its bytes), and its keys are masked out of S. */
+typedef struct hd_tma_tile {
+    uint32_t dst;               /* the tile's stage */
+    int st, row, pg, copy;      /* copy = 0: nothing to copy (past seq_len): plain arrivals */
+} hd_tma_tile;
+MLA_DEV hd_tma_tile hd_tma_prep(const hd_params &p, const hd_job &J, hd_small *sm, uint32_t sbase, int m, int w) {
+    const int box = p.box, key0 = (J.t_begin + m) * HD_KEYS;
+    const int nv = max(0, min(HD_KEYS, J.seq - key0));
+    const int kk = key0 + w * box; /* this issuer's sub-block: rows w*box .. of the tile */
+    int32_t page = -1;
+    if (kk < J.seq) page = p.bt[(int64_t)J.b * p.bt_stride + kk / p.page_size];
+    const int ok = page >= 0 && page < p.num_pages;
+    /* the sub-block's bits of kv_valid (all 64, or 32 / 16 of them: a piece of its own), nvalid by
+       issuer 0; slot m & 3 (its last readers, of tile m-4, are done: tile m-2 was issued) */
+    const int sl = m & 3;
+    const uint64_t all = hd_valid_bits(nv, 0) | ((uint64_t)hd_valid_bits(nv, 1) << 32);
+    const uint64_t mine = ok ? all >> (w * box) : 0ull;
+    if (box == 16) ((uint16_t *)sm->kv_valid[sl])[w] = (uint16_t)mine;
+    else if (box == 32) sm->kv_valid[sl][w] = (uint32_t)mine;
+    else {
+        sm->kv_valid[sl][0] = (uint32_t)mine;
+        sm->kv_valid[sl][1] = (uint32_t)(mine >> 32);
+    }
+    if (w == 0) sm->nvalid[sl] = nv;
+    hd_tma_tile T;
+    T.st = m & 1;
+    T.dst = sbase + (T.st ? HD_SK1 : HD_SK0) + (uint32_t)(w * box * 128);
+    T.copy = kk < J.seq; /* a bad page: page coordinate num_pages, wholly out of bounds -> zeros */
+    T.row = ok ? kk % p.page_size : 0;
+    T.pg = ok ? page : p.num_pages;
+    return T;
+}
+/* part q of tile m (stage T.st) once its last reader of tile m-2 is done */
+MLA_DEV void hd_tma_part(const hd_params &p, const hd_tma_tile &T, uint32_t full0, uint32_t empty0, int m, int q) {
+    if (m >= 2) hd_mbar_wait(hd_emptyp(empty0, T.st, q), (uint32_t)(((m >> 1) - 1) & 1));
+    for (int c = hd_part_lo(q); c < hd_part_hi(q); c++) {
+        const uint32_t bar = hd_fullc(full0, T.st, c);
+        if (T.copy) {
+            hd_mbar_expect_tx(bar, (uint32_t)(p.box * 128));
+            hd_tma_3d(T.dst + c * HD_CHUNK, &p.kv_map, 64 * c, T.row, T.pg, bar);
+        } else {
+            hd_mbar_arrive(bar); /* rows past seq_len: >= nvalid, zeroed by the consumers */
+        }
+    }
+}
+MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, uint32_t sbase, uint32_t sm_u32, int w,
+                             const int p1) {
     const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
     const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
     asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&p.kv_map) : "memory");
-    const int box = p.box;
-    for (int n = 0; n < J.nt; n++) {
-        const int st = n & 1, k = n >> 1;
-        const int key0 = (J.t_begin + n) * HD_KEYS;
-        const int nv = max(0, min(HD_KEYS, J.seq - key0));
-        const int kk = key0 + w * box; /* this issuer's sub-block: rows w*box .. of the tile */
-        int32_t page = -1;
-        if (kk < J.seq) page = p.bt[(int64_t)J.b * p.bt_stride + kk / p.page_size];
-        const int ok = page >= 0 && page < p.num_pages;
-        if (k >= 1) hd_mbar_wait(empty0 + 8u * st, (uint32_t)((k - 1) & 1)); /* consumers done with tile n-2 */
-        HD_T(2, 1, n);
-        const uint32_t dst = sbase + (st ? HD_SK1 : HD_SK0);
-        /* the sub-block's bits of kv_valid (all 64, or 32 / 16 of them: a piece of its own), nvalid
-           by issuer 0 */
-        const uint64_t all = hd_valid_bits(nv, 0) | ((uint64_t)hd_valid_bits(nv, 1) << 32);
-        const uint64_t mine = ok ? all >> (w * box) : 0ull;
-        if (box == 16) ((uint16_t *)sm->kv_valid[st])[w] = (uint16_t)mine;
-        else if (box == 32) sm->kv_valid[st][w] = (uint32_t)mine;
-        else {
-            sm->kv_valid[st][0] = (uint32_t)mine;
-            sm->kv_valid[st][1] = (uint32_t)(mine >> 32);
-        }
-        if (w == 0) sm->nvalid[st] = nv;
-        if (kk < J.seq) { /* a bad page: page coordinate num_pages, wholly out of bounds -> zeros */
-            const int row = ok ? kk % p.page_size : 0, pg = ok ? page : p.num_pages;
-#pragma unroll
-            for (int c = 0; c < HD_NCH; c++) { /* chunk c on its own barrier: S starts on chunk 0 */
-                const uint32_t bar = hd_fullc(full0, st, c);
-                hd_mbar_expect_tx(bar, (uint32_t)(box * 128));
-                hd_tma_3d(dst + c * HD_CHUNK + w * box * 128, &p.kv_map, 64 * c, row, pg, bar);
+    for (int m0 = 0; m0 < J.nt; m0 += 2) {
+        const int m1 = m0 + 1, two = m1 < J.nt;
+        HD_T(2, 1, m0);
+        const hd_tma_tile A = hd_tma_prep(p, J, sm, sbase, m0, w);
+        hd_tma_tile B = A;
+        if (two) B = hd_tma_prep(p, J, sm, sbase, m1, w);
+        if (p1) { /* in the order hd_consumer_p1 frees the parts */
+            hd_tma_part(p, A, full0, empty0, m0, 2);          /* consumer 0's S_m0 done */
+            hd_tma_part(p, A, full0, empty0, m0, 0);          /* consumer 0's P.V of m0 (registers) */
+            if (two) hd_tma_part(p, B, full0, empty0, m1, 1); /* consumer 1's P.V of m1 (registers) */
+            hd_tma_part(p, A, full0, empty0, m0, 1);          /* consumer 1's P.V of m0 (smem) */
+            if (two) hd_tma_part(p, B, full0, empty0, m1, 0); /* consumer 0's P.V of m1 (smem) */
+            if (two) hd_tma_part(p, B, full0, empty0, m1, 2); /* (the same: the rope chunk held P_m1) */
+        } else { /* whole tiles (refilling the parts as they free measured 1-3% slower here) */
+            if (m0 >= 2) hd_wait_free(empty0, 0, (uint32_t)(((m0 >> 1) - 1) & 1));
+            for (int q = 0; q < HD_PARTS; q++) hd_tma_part(p, A, full0, empty0, 0, q);
+            if (two) {
+                if (m1 >= 2) hd_wait_free(empty0, 1, (uint32_t)(((m1 >> 1) - 1) & 1));
+                for (int q = 0; q < HD_PARTS; q++) hd_tma_part(p, B, full0, empty0, 0, q);
             }
-        } else {
-#pragma unroll
-            for (int c = 0; c < HD_NCH; c++) hd_mbar_arrive(hd_fullc(full0, st, c)); /* rows past seq_len: >= nvalid, zeroed by the consumers */
         }
     }
 }
@@ -719,10 +771,13 @@ MLA_DEV int hd_f8_try(const hd_params &p, const hd_job &J, uint32_t sbase, uint3
                       int block, int w) {
     const int m = *next;
     if (m >= J.nt) return 0;
-    if (m >= 2) {
-        const uint32_t bar = empty0 + 8u * (uint32_t)(m & 1), par = (uint32_t)(((m >> 1) - 1) & 1);
-        if (block) hd_mbar_wait(bar, par);
-        else if (!hd_mbar_test(bar, par)) return 0;
+    if (m >= 2) { /* the whole stage: the dequantization rewrites all of it */
+        const int st = m & 1;
+        const uint32_t par = (uint32_t)(((m >> 1) - 1) & 1);
+        if (block) hd_wait_free(empty0, st, par);
+        else if (!(hd_mbar_test(hd_emptyp(empty0, st, 0), par) && hd_mbar_test(hd_emptyp(empty0, st, 1), par) &&
+                   hd_mbar_test(hd_emptyp(empty0, st, 2), par)))
+            return 0;
     }
     hd_f8_issue(p, J, sbase, landed0, m, w);
     *next = m + 1;
@@ -775,15 +830,15 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
             if (issuer) while (next <= n) hd_f8_try(p, J, sbase, empty0, landed0, &next, 1, iw);
             hd_mbar_wait(landed0 + 8u * st, (uint32_t)(k & 1));
         } else if (k >= 1) {
-            hd_mbar_wait(empty0 + 8u * st, (uint32_t)((k - 1) & 1)); /* consumers done with tile n-2 */
+            hd_wait_free(empty0, st, (uint32_t)((k - 1) & 1)); /* consumers done with tile n-2 */
         }
         HD_T(2, 1, n);
-        if (tid < 64) { /* the stage's metadata (its last readers are done) */
+        if (tid < 64) { /* the tile's metadata (its last readers, of tile n-4, are done) */
             const uint8_t *row = hd_f8_row(p, J, key0 + tid);
             const uint32_t v = __ballot_sync(0xffffffffu, row != NULL);
-            if ((tid & 31) == 0) sm->kv_valid[st][tid >> 5] = v;
+            if ((tid & 31) == 0) sm->kv_valid[n & 3][tid >> 5] = v;
             if (tid == 0) {
-                sm->nvalid[st] = HD_KEYS; /* rows without a key are zeros: nothing to zero */
+                sm->nvalid[n & 3] = HD_KEYS; /* rows without a key are zeros: nothing to zero */
                 sm->mode[st] = exact;
             }
             sm->rows[0][tid] = row;
@@ -830,6 +885,7 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
         const uint32_t cb0 = hd_f8_mul(ub ? sb.x : 1.f), cb1 = hd_f8_mul(ub ? sb.y : 1.f);
         const uint32_t cb2 = hd_f8_mul(ub ? sb.z : 1.f), cb3 = hd_f8_mul(ub ? sb.w : 1.f);
         HD_F8_BAR(); /* everyone has read the scales: chunk 0 may be written */
+        hd_chunks_done(full0, st, 8, HD_NCH, tid); /* chunk 8, the rope, landed with the raw tile: S may start on it */
         { /* dequantize in place; each phase loads all its raw words first (shared-memory latency
              grows while the consumers' wgmma stream the other stage: one load per unit in
              flight made the phases latency-bound, 2x slower) */
@@ -872,7 +928,7 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
             hd_f8_put(g, 7, r, q, w[6], ca3); /* chunk 7 over slots 6, 7 */
             hd_f8_put(g, 7, r + 32, q, w[7], cb3);
         }
-        hd_chunks_done(full0, st, 7, HD_NCH, tid); /* chunk 8, the rope, landed with the raw tile */
+        hd_chunks_done(full0, st, 7, 8, tid);
         HD_F8_POLL();
         HD_T(2, 3, n);
     }
@@ -881,10 +937,10 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
 }
 
 MLA_DEV void hd_producer(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, uint32_t sbase, uint32_t sm_u32,
-                         int tid) {
+                         int tid, const int p1) {
     const int pair = tid >> 6, pt = tid & 63;
     const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
-    const uint32_t empty_bar = sm_u32 + (uint32_t)offsetof(hd_small, empty) + 8u * pair;
+    const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
     const uint32_t qfull_bar = sm_u32 + (uint32_t)offsetof(hd_small, qfull);
     const uint32_t stage = sbase + (pair ? HD_SK1 : HD_SK0);
     const uint8_t **rows = sm->rows[pair];
@@ -926,7 +982,7 @@ MLA_DEV void hd_producer(const hd_params &p, const hd_job &J, hd_small *sm, uint
     if (p.tma) {
         /* one issuer per sub-block (lane 0 of producer warp w): 36 box copies from one thread made
            the 16-row case issue-bound (H200 page 16: 302 TF against 459 for 64-row boxes) */
-        if ((tid & 31) == 0 && (tid >> 5) < HD_KEYS / p.box) hd_producer_tma(p, J, sm, sbase, sm_u32, tid >> 5);
+        if ((tid & 31) == 0 && (tid >> 5) < HD_KEYS / p.box) hd_producer_tma(p, J, sm, sbase, sm_u32, tid >> 5, p1);
         return;
     }
 
@@ -940,10 +996,10 @@ MLA_DEV void hd_producer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                 src = p.kv + (int64_t)page * p.page_stride + (int64_t)(key % p.page_size) * HD_ROW_BYTES;
         }
         const uint32_t valid = __ballot_sync(0xffffffffu, src != NULL);
-        if (k >= 1) hd_mbar_wait(empty_bar, (uint32_t)((k - 1) & 1)); /* consumers done with tile n-2 */
+        if (k >= 1) hd_wait_free(empty0, pair, (uint32_t)((k - 1) & 1)); /* consumers done with tile n-2 */
         rows[pt] = src;
-        if ((pt & 31) == 0) sm->kv_valid[pair][pt >> 5] = valid;
-        if (pt == 0) sm->nvalid[pair] = HD_KEYS; /* cp.async zero-fills the rows without a key */
+        if ((pt & 31) == 0) sm->kv_valid[n & 3][pt >> 5] = valid;
+        if (pt == 0) sm->nvalid[n & 3] = HD_KEYS; /* cp.async zero-fills the rows without a key */
         HD_PAIR_BAR(pair);
         hd_copy_rows(stage, rows, pt, p.kv);
         cp_async_commit();
@@ -964,40 +1020,63 @@ MLA_DEV uint64_t hd_opaque64(uint64_t x) {
     return x;
 }
 
-/* S = Q . K^T over 576 columns (64 x 64): 36 k-steps of m64n64k16; committed as one group. The
- * k-steps of chunk c wait for its "full" barrier (fc: chunk 0's of the stage; parity par): the
- * first chunks' products run while the later chunks of the tile still land. */
-MLA_DEV void hd_issue_s(float s[32], uint32_t sq, uint32_t sk, uint32_t fc, uint32_t par) {
-    hd_opaque(sq); /* recompute the 36 descriptors per call: hoisted out of the loop they take 72 registers */
+/* The chunk orders of S = Q K^T (each a compile-time constant: computed at run time, the chunk
+ * offsets pushed the consumer into spills inside the S loop):
+ *   HD_ORD_N   0..8 (the default precision: tiles land whole);
+ *   HD_ORD_A   8, 0..7 (hd_consumer_p1's consumer 0, and both consumers on FP8 tiles: the rope
+ *              chunk is refilled first, then V half 0, then half 1);
+ *   HD_ORD_B   4..7, 0..3, 8 (hd_consumer_p1's consumer 1 on TMA tiles: V half 1 is refilled
+ *              first, half 0 and the rope chunk last). */
+#define HD_ORD_N 0
+#define HD_ORD_A 1
+#define HD_ORD_B 2
+MLA_DEV int hd_s_chunk(int j, const int ord) {
+    if (ord == HD_ORD_A) return j == 0 ? 8 : j - 1;
+    if (ord == HD_ORD_B) return j < 4 ? 4 + j : (j < 8 ? j - 4 : 8);
+    return j;
+}
+
+/* S = Q . K^T over chunks j0..j1-1 (of the order ord) of a tile: 4 k-steps of m64n64k16 per 64-column
+ * chunk (j0 = 0: the first overwrites s), each chunk after its "full" barrier (fc: chunk 0's of the
+ * stage; parity par), committed as one group: the first chunks' products run while the later
+ * chunks of the tile still land. */
+MLA_DEV void hd_issue_s_part(float s[32], uint32_t sq, uint32_t sk, uint32_t fc, uint32_t par, const int ord, const int j0,
+                             const int j1) {
+    hd_opaque(sq); /* recompute the descriptors per call: hoisted out of the loop they take 72 registers */
     const uint64_t dq = hd_desc(sq, 16, 1024), dk = hd_desc(sk, 16, 1024);
     hd_wgmma_fence();
 #pragma unroll
-    for (int ks = 0; ks < HD_DK / 16; ks++) {
-        if ((ks & 3) == 0) hd_mbar_wait(fc + 8u * (uint32_t)(ks >> 2), par);
-        const uint32_t off = (uint32_t)((ks >> 2) * HD_CHUNK + (ks & 3) * 32);
+    for (int ks = 4 * j0; ks < 4 * j1; ks++) {
+        const int ch = hd_s_chunk(ks >> 2, ord);
+        if ((ks & 3) == 0) hd_mbar_wait(fc + 8u * (uint32_t)ch, par);
+        const uint32_t off = (uint32_t)(ch * HD_CHUNK + (ks & 3) * 32);
         if (ks == 0) hd_wgmma_n64_first(s, dq + (off >> 4), dk + (off >> 4));
         else hd_wgmma_n64(s, hd_opaque64(dq) + (off >> 4), hd_opaque64(dk) + (off >> 4));
     }
     hd_wgmma_commit();
 }
+MLA_DEV void hd_issue_s(float s[32], uint32_t sq, uint32_t sk, uint32_t fc, uint32_t par) {
+    hd_issue_s_part(s, sq, sk, fc, par, HD_ORD_N, 0, HD_NCH);
+}
 
-/* O_c += (P_lo + P_hi) . V[:, 256c, 256c+256) with P in smem (the other consumer's tile): P_lo in
- * the P tile, P_hi in the stage's rope chunk; 4 k-steps of 16 keys each, committed as two groups
- * (P_lo first: once it is done the P tile may be rewritten while the P_hi group still runs) */
+/* O_c += P . V[:, 256c, 256c+256) with P in smem (the other consumer's tile), 4 k-steps of 16 keys
+ * each, committed as two groups, the first the P tile's readers (once it is done the P tile may be
+ * rewritten while the second still runs): default: P_lo (P tile), then P_hi (the stage's rope
+ * chunk); p1: P (P tile), then an empty group (so the waits count alike) */
 MLA_DEV void hd_issue_pv_smem(float o[128], uint32_t sp, uint32_t sk, int c, const int p1) {
     hd_opaque(sp);
     const uint64_t dh = hd_desc(sk + 8 * HD_CHUNK, 16, 1024), dl = hd_desc(sp, 16, 1024);
     const uint64_t dv = hd_desc(sk + (uint32_t)c * 4 * HD_CHUNK, HD_CHUNK, 1024);
     hd_wgmma_fence();
-    if (!p1) { /* MLA_PRECISION_BF16_P: no P_lo; the group stays (empty) so the waits count alike */
-#pragma unroll
-        for (int ks = 0; ks < HD_KEYS / 16; ks++)
-            hd_wgmma_n256t(o, hd_opaque64(dl) + (uint64_t)((ks * 32) >> 4), hd_opaque64(dv) + (uint64_t)((ks * 2048) >> 4));
-    }
-    hd_wgmma_commit();
 #pragma unroll
     for (int ks = 0; ks < HD_KEYS / 16; ks++)
-        hd_wgmma_n256t(o, hd_opaque64(dh) + (uint64_t)((ks * 32) >> 4), hd_opaque64(dv) + (uint64_t)((ks * 2048) >> 4));
+        hd_wgmma_n256t(o, hd_opaque64(dl) + (uint64_t)((ks * 32) >> 4), hd_opaque64(dv) + (uint64_t)((ks * 2048) >> 4));
+    hd_wgmma_commit();
+    if (!p1) {
+#pragma unroll
+        for (int ks = 0; ks < HD_KEYS / 16; ks++)
+            hd_wgmma_n256t(o, hd_opaque64(dh) + (uint64_t)((ks * 32) >> 4), hd_opaque64(dv) + (uint64_t)((ks * 2048) >> 4));
+    }
     hd_wgmma_commit();
 }
 
@@ -1069,7 +1148,7 @@ MLA_DEV void hd_softmax(const hd_params &p, const hd_job &J, const hd_small *sm,
                         const int pos[2], int pos_min, int r0, int q4, float al[2], const int frags = 1, int addsum = 1,
                         const int p1 = 0, const int lf = 0) {
     const int key0 = (J.t_begin + t) * HD_KEYS;
-    const uint32_t vm0 = sm->kv_valid[st][0], vm1 = sm->kv_valid[st][1];
+    const uint32_t vm0 = sm->kv_valid[t & 3][0], vm1 = sm->kv_valid[t & 3][1];
     float mx[2] = {-INFINITY, -INFINITY};
     if ((vm0 & vm1) == 0xffffffffu && (!p.causal || key0 + HD_KEYS - 1 <= pos_min)) { /* nothing masked */
 #pragma unroll
@@ -1131,9 +1210,10 @@ MLA_DEV void hd_softmax(const hd_params &p, const hd_job &J, const hd_small *sm,
     }
 }
 
-/* P_hi -> the stage's rope chunk, P_lo -> the P tile (row r, key j at r*128 + ((j/8 ^ r%8) * 16) +
- * (j%8)*2) by stmatrix (k-step ks of warp w: rows 16w.., keys 16ks..), m -> xm[st]; fence; signal
- * the other consumer. The P tile's last reader must be done. */
+/* P_hi -> the stage's rope chunk, P_lo -> the P tile (p1: P -> the P tile; the rope chunk is
+ * refilled once S is done) (row r, key j at r*128 + ((j/8 ^ r%8) * 16) + (j%8)*2) by stmatrix
+ * (k-step ks of warp w: rows 16w.., keys 16ks..), m -> xm[st]; fence; signal the other consumer.
+ * The P tile's last reader must be done. */
 MLA_DEV void hd_publish(hd_small *sm, uint32_t sp, uint32_t sk, const hd_cstate &C, int st, int r0, int q4, int tid,
                         uint32_t pready, const int p1) {
     const int lane = tid & 31, m = lane >> 3;
@@ -1141,8 +1221,12 @@ MLA_DEV void hd_publish(hd_small *sm, uint32_t sp, uint32_t sk, const hd_cstate 
 #pragma unroll
     for (int ks = 0; ks < 4; ks++) {
         const uint32_t off = (uint32_t)(row * 128 + (((2 * ks + ub) ^ (row & 7)) << 4));
-        hd_stmatrix_x4(sk + 8 * HD_CHUNK + off, C.ph + 4 * ks);
-        if (!p1) hd_stmatrix_x4(sp + off, C.pl + 4 * ks);
+        if (p1) {
+            hd_stmatrix_x4(sp + off, C.ph + 4 * ks);
+        } else {
+            hd_stmatrix_x4(sk + 8 * HD_CHUNK + off, C.ph + 4 * ks);
+            hd_stmatrix_x4(sp + off, C.pl + 4 * ks);
+        }
     }
     if (q4 == 0) {
         sm->xm[st][r0] = C.m_run[0];
@@ -1172,6 +1256,17 @@ MLA_DEV void hd_take(hd_small *sm, hd_cstate &C, int t, int st, int r0, uint32_t
 MLA_DEV void hd_pay(uint32_t empty) {
     hd_fence_proxy_async();
     hd_mbar_arrive(empty);
+}
+/* the owner of the tile in stage st is done with S: p1 frees the rope chunk (P went to the P tile) */
+MLA_DEV void hd_pay_s(uint32_t empty0, int st, const int p1) {
+    if (p1) hd_pay(hd_emptyp(empty0, st, 2));
+}
+/* consumer c is done with its P.V of the tile in stage st: its V half; default precision, the
+ * other consumer's tile: the rope chunk too (it held P_hi) */
+MLA_DEV void hd_pay_pv(uint32_t empty0, int st, int c, const int p1) {
+    hd_fence_proxy_async();
+    hd_mbar_arrive(hd_emptyp(empty0, st, c));
+    if (!p1 && c != st) hd_mbar_arrive(hd_emptyp(empty0, st, 2));
 }
 
 /* ---- the exact program (FP8 tiles whose scales are not all powers of two) ---------------------
@@ -1305,12 +1400,81 @@ MLA_DEV void hd_consumer_exact(const hd_params &p, const hd_job &J, hd_small *sm
         hd_rescale(C, al);
         hd_pin(C.o, 128);
         hd_exact_pv(C, sk, scl, c, q4);
-        hd_pay(empty0 + 8u * st);
+        /* both consumers read every chunk: each frees its V half, and half of each (64 + 64
+           arrivals) the rope chunk */
+        hd_fence_proxy_async();
+        hd_mbar_arrive(hd_emptyp(empty0, st, c));
+        if (r0 < 32) hd_mbar_arrive(hd_emptyp(empty0, st, 2)); /* warps 0, 1 */
         HD_T(c, 14, t);
     }
 }
 
 MLA_DEV int hd_mode(const hd_small *sm, int st) { return *(const volatile int32_t *)&sm->mode[st]; }
+
+/* The CTA's result: out = O / l (times the sink factor) in bf16 and lse, or (split) the f32
+ * partials O / l and lse2 = m + log2 l; the row sums of both consumers added through xm (and, p1,
+ * the f32 sums for lse through the P tile). dbg: O to dbg_out. */
+MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, hd_cstate &C, int c, int r0,
+                       int q4, const int rv[2], const int tt[2], const int hh[2], const int p1) {
+    if (p.dbg) {
+        if (J.nt > 0) {
+#pragma unroll
+            for (int i = 0; i < 32; i++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    p.dbg_out[4096 + (r0 + 8 * (e >> 1)) * 512 + 256 * c + 8 * i + 2 * q4 + (e & 1)] = C.o[4 * i + e];
+        }
+        return;
+    }
+    float *const o = C.o, *const m_run = C.m_run, *const l_run = C.l_run;
+
+    /* row sums: the quad, then both consumers (same m in both) */
+    float l0 = hd_quad_sum(l_run[0]), l1 = hd_quad_sum(l_run[1]);
+    HD_BAR(1, 256); /* both consumers are past their last read of xm */
+    if (q4 == 0) {
+        sm->xm[c][r0] = l0;
+        sm->xm[c][r0 + 8] = l1;
+    }
+    float *const xl = (float *)(gbase + HD_SP); /* p1: the f32 sums, through the P tile (no longer read) */
+    const float lf0 = p1 ? hd_quad_sum(C.lf_run[0]) : 0.f, lf1 = p1 ? hd_quad_sum(C.lf_run[1]) : 0.f;
+    if (p1 && q4 == 0) {
+        xl[64 * c + r0] = lf0;
+        xl[64 * c + r0 + 8] = lf1;
+    }
+    HD_BAR(1, 256);
+    float lt[2], lft[2]; /* out's denominator; lse's sum */
+    lt[0] = l0 + sm->xm[1 - c][r0];
+    lt[1] = l1 + sm->xm[1 - c][r0 + 8];
+    lft[0] = p1 ? lf0 + xl[64 * (1 - c) + r0] : lt[0];
+    lft[1] = p1 ? lf1 + xl[64 * (1 - c) + r0 + 8] : lt[1];
+
+#pragma unroll
+    for (int e = 0; e < 2; e++) {
+        if (!rv[e]) continue;
+        const int t = tt[e], h = hh[e];
+        const float inv_l = lt[e] > 0.f ? 1.f / lt[e] : 0.f;
+        const int cbase = 256 * c + 2 * q4;
+        if (p.nsplit == 1) {
+            float f = inv_l, lse = INFINITY;
+            if (lt[e] > 0.f) {
+                lse = (m_run[e] + log2f(lft[e])) * 0.69314718055994531f;
+                if (p.sink) f *= 1.f / (1.f + expf(p.sink[h] - lse));
+            }
+            uint16_t *orow = p.out + (int64_t)t * p.o_st + (int64_t)h * p.o_sh + cbase;
+#pragma unroll
+            for (int i = 0; i < 32; i++)
+                *(uint32_t *)(orow + 8 * i) = pack_bf16x2(o[4 * i + 2 * e] * f, o[4 * i + 2 * e + 1] * f);
+            if (p.lse && c == 0 && q4 == 0) p.lse[(int64_t)t * p.lse_st + h] = lse;
+        } else {
+            const int64_t prow = ((int64_t)J.split * p.T + t) * p.H + h;
+            float *po = p.ws_o + prow * HD_DV + cbase;
+#pragma unroll
+            for (int i = 0; i < 32; i++)
+                *(float2 *)(po + 8 * i) = make_float2(o[4 * i + 2 * e] * inv_l, o[4 * i + 2 * e + 1] * inv_l);
+            if (c == 0 && q4 == 0) p.ws_lse[prow] = lt[e] > 0.f ? m_run[e] + log2f(lft[e]) : -INFINITY;
+        }
+    }
+}
 
 /* Consumer c (warpgroup 1 + c, tid = 0..127 inside it) owns O[:, 256c, 256c+256) and the tiles
  * t with t % 2 == c ("seesaw"; tile t also sits in stage t & 1). Own tile t: S_t = Q K_t^T
@@ -1373,6 +1537,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
             const int u = t + 1;
             HD_WGMMA_WAIT(0); /* [] */
             hd_pin(C.s, 32);
+            hd_pay_s(empty0, 0, p1); /* p1: the rope chunk refills now */
             HD_T(0, 11, t);
             if (p.dbg) { /* stage test: raw S out (keys past seq_len: whatever the rows held) */
 #pragma unroll
@@ -1381,45 +1546,46 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
             }
             hd_softmax(p, J, sm, C, t, 0, pos, pos_min, r0, q4, al, 1, 1, p1, p1);
             HD_T(0, 19, t);
-            const int nv = sm->nvalid[0];
+            const int nv = sm->nvalid[t & 3];
             if (nv < HD_KEYS) hd_zero_rows(gk0, nv, 0, tid);
             hd_publish(sm, sp, sk0, C, 0, r0, q4, tid, pready0, p1);
             HD_T(0, 12, t);
             hd_rescale(C, al);
             hd_pin(C.o, 128);
             hd_issue_pv_regs(C.o, C.ph, C.pl, sk0, 0, p1); /* [PV_t] */
-            HD_WGMMA_WAIT(0); /* []: pay the stage at once, its reload is on the critical path */
+            HD_WGMMA_WAIT(0); /* []: pay the V half at once, its reload is on the critical path */
             hd_pin(C.o, 128);
-            hd_pay(empty0);
+            hd_pay_pv(empty0, 0, 0, p1);
             HD_T(0, 14, t);
             if (u >= J.nt) break;
             HD_T(0, 13, u);
             hd_take(sm, C, u, 1, r0, pready0 + 8u, full0, 0, al, p1);
             HD_T(0, 15, u);
-            const int nv1 = sm->nvalid[1];
+            const int nv1 = sm->nvalid[u & 3];
             if (nv1 < HD_KEYS) hd_zero_rows(gk1, nv1, 0, tid);
             hd_rescale(C, al);
             hd_pin(C.o, 128);
-            hd_issue_pv_smem(C.o, sp, sk1, 0, p1); /* [PV_u lo, PV_u hi] */
+            hd_issue_pv_smem(C.o, sp, sk1, 0, p1); /* [PV_u P tile, PV_u rest] */
             if (t + 2 >= J.nt) {
                 HD_WGMMA_WAIT(0); /* [] */
                 hd_pin(C.o, 128);
-                hd_pay(empty0 + 8u);
+                hd_pay_pv(empty0, 1, 0, p1);
                 break;
             }
             const uint32_t par = (uint32_t)(((t + 2) >> 1) & 1);
-            if (hd_mbar_test(hd_fullc(full0, 0, HD_NCH - 1), par) && hd_mbar_test(hd_fullc(full0, 0, 0), par) &&
+            if (hd_mbar_test(hd_fullc(full0, 0, HD_NCH - 1), par) &&
+                hd_mbar_test(hd_fullc(full0, 0, 0), par) &&
                 !hd_mode(sm, 0)) { /* tile t+2 is (most likely all) in: S_{t+2} right behind P.V */
                 HD_T(0, 16, t + 2);
-                hd_issue_s(C.s, sq, sk0, full0, par); /* [PV_u lo, PV_u hi, S_{t+2}] */
+                hd_issue_s(C.s, sq, sk0, full0, par); /* [PV_u, PV_u, S_{t+2}] */
                 HD_WGMMA_WAIT(1);         /* [S_{t+2}] */
                 hd_pin(C.o, 128);
-                hd_pay(empty0 + 8u);
+                hd_pay_pv(empty0, 1, 0, p1);
                 HD_T(0, 14, u);
             } else { /* not yet: pay stage 1 first (consumer 1 waits for its reload) */
                 HD_WGMMA_WAIT(0); /* [] */
                 hd_pin(C.o, 128);
-                hd_pay(empty0 + 8u);
+                hd_pay_pv(empty0, 1, 0, p1);
                 HD_T(0, 14, u);
                 HD_T(0, 17, t + 2);
                 hd_mbar_wait(hd_fullc(full0, 0, 0), par);
@@ -1449,37 +1615,38 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                 HD_T(1, 13, t);
                 hd_take(sm, C, t, 0, r0, pready0, full0, 1, al, p1);
                 HD_T(1, 15, t);
-                const int nv = sm->nvalid[0];
+                const int nv = sm->nvalid[t & 3];
                 if (nv < HD_KEYS) hd_zero_rows(gk0, nv, 1, tid);
                 /* S_u first: touching O with any wgmma in flight makes ptxas serialize them all
                  * (S_u ends about when P_t is ready anyway: both S of the pair run first) */
                 HD_WGMMA_WAIT(0); /* [] */
                 hd_pin(C.s, 32);
                 hd_pin(C.o, 128);
+                hd_pay_s(empty0, 1, p1); /* p1: the rope chunk refills now */
                 HD_T(1, 11, u);
                 hd_rescale(C, al);
                 hd_pin(C.o, 128);
                 /* P.V of t before the softmax of u: the softmax overlaps matrix work (running both
                    softmaxes of the pair side by side, u's fed by an early m_t, ran 10% slower) */
-                hd_issue_pv_smem(C.o, sp, sk0, 1, p1); /* [PV_t lo, PV_t hi] */
+                hd_issue_pv_smem(C.o, sp, sk0, 1, p1); /* [PV_t P tile, PV_t rest] */
                 HD_T(1, 20, u);
                 hd_softmax(p, J, sm, C, u, 1, pos, pos_min, r0, q4, al, 1, 1, p1, p1);
                 HD_T(1, 19, u);
-                const int nv1 = sm->nvalid[1];
+                const int nv1 = sm->nvalid[u & 3];
                 if (nv1 < HD_KEYS) hd_zero_rows(gk1, nv1, 1, tid);
-                HD_WGMMA_WAIT(1); /* [PV_t hi]: the P tile is free */
+                HD_WGMMA_WAIT(1); /* [PV_t rest]: the P tile is free */
                 hd_publish(sm, sp, sk1, C, 1, r0, q4, tid, pready0 + 8u, p1);
                 HD_T(1, 12, u);
                 HD_WGMMA_WAIT(0); /* [] */
                 hd_pin(C.o, 128);
-                hd_pay(empty0);
+                hd_pay_pv(empty0, 0, 1, p1);
                 HD_T(1, 14, t);
                 hd_rescale(C, al);
                 hd_pin(C.o, 128);
                 hd_issue_pv_regs(C.o, C.ph, C.pl, sk1, 1, p1); /* [PV_u] */
                 HD_WGMMA_WAIT(0);                          /* [] */
                 hd_pin(C.o, 128);
-                hd_pay(empty0 + 8u);
+                hd_pay_pv(empty0, 1, 1, p1);
                 HD_T(1, 14, u);
                 if (u + 2 >= J.nt) {
                     t += 2;
@@ -1504,77 +1671,286 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
         }
         if (xt == J.nt && t < J.nt) {
             hd_take(sm, C, t, 0, r0, pready0, full0, 1, al, p1);
-            const int nv = sm->nvalid[0];
+            const int nv = sm->nvalid[t & 3];
             if (nv < HD_KEYS) hd_zero_rows(gk0, nv, 1, tid);
             hd_rescale(C, al);
             hd_pin(C.o, 128);
             hd_issue_pv_smem(C.o, sp, sk0, 1, p1); /* [PV_t] */
             HD_WGMMA_WAIT(0);
             hd_pin(C.o, 128);
-            hd_pay(empty0);
+            hd_pay_pv(empty0, 0, 1, p1);
         }
     }
 
     if (xt < J.nt) hd_consumer_exact(p, J, sm, gbase, sbase, sm_u32, C, c, xt, pos, pos_min, r0, q4, p1);
+    hd_finish(p, J, sm, gbase, C, c, r0, q4, rv, tt, hh, p1);
+}
 
-    if (p.dbg) {
-        if (J.nt > 0) {
+/* ---- MLA_PRECISION_BF16_P: the seesaw with the row max passed ahead of P -------------------
+ * Consumer c owns O[:, 256c, 256c+256) and the tiles t with t % 2 == c, as in hd_consumer, but a
+ * pair of tiles (t in stage 0, u = t+1 in stage 1) runs as (m: the running max, both consumers
+ * hold the same after every pair; xm[c] / mready[c] pass it on):
+ *   consumer 0: softmax_t (m0 = max(m, rowmax S_t)) -> m0 to xm[0], mready[0] -> O_0 = O_0 a0 +
+ *               P_t V_t[:, half 0] (registers) -> wait mready[1]: m1, b = 2^(m0 - m1) -> P_t b
+ *               to the P tile, pready[0] -> O_0 *= b -> wait pready[1] -> O_0 += P_u V_u[:, half 0]
+ *               (P_u from smem) -> S_{t+2} (two groups: its first chunks queue behind that P.V)
+ *   consumer 1: wait mready[0] -> softmax_u (m1 = max(m0, rowmax S_u)) -> m1 to xm[1], mready[1]
+ *               -> P_u to the rope chunk of stage 1 (dead after S_u), pready[1] -> O_1 = O_1 a +
+ *               P_u V_u[:, half 1] (registers) -> wait pready[0] -> O_1 += (P_t b) V_t[:, half 1]
+ *               -> S_{u+2}
+ * so consumer 1's softmax starts as soon as m0 is known and runs under consumer 0's P.V, and no
+ * P store stands between a softmax and its own P.V (hd_consumer: publish, then the other's take,
+ * before the second softmax). Both consumers' O are relative to m1 after the pair. P_t is
+ * rounded twice (bf16(P) for consumer 0's product, bf16(P b) for consumer 1's) where b != 1; with
+ * the lazy max (HD_LAZY) b is 1 but on the tiles that move the max. Row sums: each consumer sums
+ * its own tiles' rounded P (l) and f32 P (lf), scaled like its O. Stage parts paid (the TMA
+ * producer's refill order): stage 0: rope by consumer 0 after S_t, half 0 by consumer 0 after its
+ * P.V, half 1 by consumer 1 after its; stage 1: half 1 by consumer 1 after its P.V, half 0 and
+ * the rope (P_u) by consumer 0 after its P.V. The FP8 exact program (mode[], one per CTA) runs
+ * hd_consumer_exact for all tiles. */
+
+/* bf16 fragments of P * b (b per row) into ph (as hd_softmax's) */
+MLA_DEV void hd_frags_scaled(hd_cstate &C, const float b[2]) {
 #pragma unroll
-            for (int i = 0; i < 32; i++)
+    for (int i = 0; i < 8; i++)
 #pragma unroll
-                for (int e = 0; e < 4; e++)
-                    p.dbg_out[4096 + (r0 + 8 * (e >> 1)) * 512 + 256 * c + 8 * i + 2 * q4 + (e & 1)] = C.o[4 * i + e];
-        }
-        return;
-    }
-    float *const o = C.o, *const m_run = C.m_run, *const l_run = C.l_run;
-
-    /* row sums: the quad, then both consumers (same m in both) */
-    float l0 = hd_quad_sum(l_run[0]), l1 = hd_quad_sum(l_run[1]);
-    HD_BAR(1, 256); /* both consumers are past their last read of xm */
-    if (q4 == 0) {
-        sm->xm[c][r0] = l0;
-        sm->xm[c][r0 + 8] = l1;
-    }
-    float *const xl = (float *)(gbase + HD_SP); /* p1: the f32 sums, through the P tile (no longer read) */
-    const float lf0 = p1 ? hd_quad_sum(C.lf_run[0]) : 0.f, lf1 = p1 ? hd_quad_sum(C.lf_run[1]) : 0.f;
-    if (p1 && q4 == 0) {
-        xl[64 * c + r0] = lf0;
-        xl[64 * c + r0 + 8] = lf1;
-    }
-    HD_BAR(1, 256);
-    float lt[2], lft[2]; /* out's denominator; lse's sum */
-    lt[0] = l0 + sm->xm[1 - c][r0];
-    lt[1] = l1 + sm->xm[1 - c][r0 + 8];
-    lft[0] = p1 ? lf0 + xl[64 * (1 - c) + r0] : lt[0];
-    lft[1] = p1 ? lf1 + xl[64 * (1 - c) + r0 + 8] : lt[1];
-
+        for (int h2 = 0; h2 < 2; h2++)
+            C.ph[4 * (i >> 1) + 2 * (i & 1) + h2] = pack_bf16x2(C.s[4 * i + 2 * h2] * b[h2], C.s[4 * i + 2 * h2 + 1] * b[h2]);
+}
+/* P (ph, 4 k-steps of m64k16 A fragments) -> the 64 x 64 bf16 tile at dst (128B swizzle) by stmatrix */
+MLA_DEV void hd_store_p(uint32_t dst, const uint32_t ph[16], int tid) {
+    const int lane = tid & 31, m = lane >> 3;
+    const int row = (tid >> 5) * 16 + (lane & 7) + 8 * (m & 1), ub = m >> 1;
+#pragma unroll
+    for (int ks = 0; ks < 4; ks++) hd_stmatrix_x4(dst + (uint32_t)(row * 128 + (((2 * ks + ub) ^ (row & 7)) << 4)), ph + 4 * ks);
+}
+/* O_c += P . V[:, 256c, 256c+256) with P (64 x 64 bf16) at sp in smem; one group */
+MLA_DEV void hd_issue_pv_sp(float o[128], uint32_t sp, uint32_t sk, int c) {
+    hd_opaque(sp);
+    const uint64_t dl = hd_desc(sp, 16, 1024), dv = hd_desc(sk + (uint32_t)c * 4 * HD_CHUNK, HD_CHUNK, 1024);
+    hd_wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < HD_KEYS / 16; ks++)
+        hd_wgmma_n256t(o, hd_opaque64(dl) + (uint64_t)((ks * 32) >> 4), hd_opaque64(dv) + (uint64_t)((ks * 2048) >> 4));
+    hd_wgmma_commit();
+}
+MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, uint32_t sbase,
+                            uint32_t sm_u32, int c, int tid) {
+    const int warp = tid >> 5, lane = tid & 31, q4 = lane & 3;
+    const int r0 = warp * 16 + (lane >> 2); /* this thread's rows: r0 and r0 + 8 */
+    int pos[2], tt[2], hh[2], rv[2];
 #pragma unroll
     for (int e = 0; e < 2; e++) {
-        if (!rv[e]) continue;
-        const int t = tt[e], h = hh[e];
-        const float inv_l = lt[e] > 0.f ? 1.f / lt[e] : 0.f;
-        const int cbase = 256 * c + 2 * q4;
-        if (p.nsplit == 1) {
-            float f = inv_l, lse = INFINITY;
-            if (lt[e] > 0.f) {
-                lse = (m_run[e] + log2f(lft[e])) * 0.69314718055994531f;
-                if (p.sink) f *= 1.f / (1.f + expf(p.sink[h] - lse));
+        const int R = J.row0 + r0 + 8 * e;
+        rv[e] = R < J.nrows;
+        const int i = rv[e] ? R / p.H : 0;
+        hh[e] = rv[e] ? R - i * p.H : 0;
+        tt[e] = J.q_start + i;
+        pos[e] = J.seq - J.q_len + i; /* bottom-right causal position */
+    }
+    const int pos_min = J.seq - J.q_len + J.row0 / p.H; /* keys <= pos_min: visible to every row */
+    const uint32_t sq = sbase + HD_SQ, sp = sbase + HD_SP;
+    const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full), full1 = full0 + 8u * HD_NCH;
+    const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
+    const uint32_t pready0 = sm_u32 + (uint32_t)offsetof(hd_small, pready);
+    const uint32_t mready0 = sm_u32 + (uint32_t)offsetof(hd_small, mready);
+    const uint32_t sk0 = sbase + HD_SK0, sk1 = sbase + HD_SK1;
+    const uint32_t pu = sk1 + 8 * HD_CHUNK; /* P_u: the rope chunk of stage 1 */
+    uint8_t *const gk0 = gbase + HD_SK0, *const gk1 = gbase + HD_SK1;
+
+    hd_cstate C;
+#pragma unroll
+    for (int i = 0; i < 128; i++) C.o[i] = 0.f;
+#pragma unroll
+    for (int i = 0; i < 32; i++) C.s[i] = 0.f;
+    C.m_run[0] = C.m_run[1] = -INFINITY;
+    C.l_run[0] = C.l_run[1] = 0.f;
+    C.lf_run[0] = C.lf_run[1] = 0.f;
+    float al[2], b[2];
+
+    int exact = 0;
+    if (J.nt > 0) {
+        hd_mbar_wait(sm_u32 + (uint32_t)offsetof(hd_small, qfull), 0);
+        hd_mbar_wait(hd_fullc(full0, 0, 0), 0); /* mode[] comes with every chunk */
+        exact = hd_mode(sm, 0);
+    }
+    /* Every loop below is left only by a break with no wgmma pending, and entered and looped with
+       the same groups pending (ptxas serializes all wgmmas of the kernel otherwise). */
+    if (c == 0) {
+        /* ---------------- consumer 0: even tiles ---------------- */
+        if (!exact && J.nt > 0) {
+            hd_issue_s_part(C.s, sq, sk0, full0, 0, HD_ORD_A, 0, 5);      /* [S_0 rope + half 0] */
+            hd_issue_s_part(C.s, sq, sk0, full0, 0, HD_ORD_A, 5, HD_NCH); /* [.., S_0 half 1] */
+            for (int k = 0;; k++) { /* pending: [S_t, S_t] */
+                const int t = 2 * k, u = t + 1;
+                HD_WGMMA_WAIT(0); /* [] */
+                hd_pin(C.s, 32);
+                hd_pay(hd_emptyp(empty0, 0, 2)); /* the rope chunk of stage 0 may refill */
+                HD_T(0, 11, t);
+                if (p.dbg) { /* stage test: raw S out (keys past seq_len: whatever the rows held) */
+#pragma unroll
+                    for (int i = 0; i < 32; i++)
+                        p.dbg_out[(r0 + 8 * ((i >> 1) & 1)) * 64 + 8 * (i >> 2) + 2 * q4 + (i & 1)] = C.s[i];
+                }
+                hd_softmax(p, J, sm, C, t, 0, pos, pos_min, r0, q4, al, 1, 1, 1, 1);
+                if (q4 == 0) {
+                    sm->xm[0][r0] = C.m_run[0];
+                    sm->xm[0][r0 + 8] = C.m_run[1];
+                }
+                hd_mbar_arrive(mready0); /* m0 */
+                HD_T(0, 19, t);
+                const int nv = sm->nvalid[t & 3];
+                if (nv < HD_KEYS) hd_zero_rows(gk0, nv, 0, tid);
+                if (u >= J.nt) { /* the last tile, alone: consumer 1 takes m0 as is (b = 1) */
+                    hd_store_p(sp, C.ph, tid);
+                    hd_fence_proxy_async();
+                    hd_mbar_arrive(pready0);
+                    hd_rescale(C, al);
+                    hd_pin(C.o, 128);
+                    hd_issue_pv_regs(C.o, C.ph, C.pl, sk0, 0, 1); /* [PV_t] */
+                    HD_WGMMA_WAIT(0);                          /* [] */
+                    hd_pin(C.o, 128);
+                    hd_pay(hd_emptyp(empty0, 0, 0));
+                    break;
+                }
+                hd_rescale(C, al);
+                hd_pin(C.o, 128);
+                hd_issue_pv_regs(C.o, C.ph, C.pl, sk0, 0, 1); /* [PV_t] */
+                HD_WGMMA_WAIT(0);                          /* [] */
+                hd_pin(C.o, 128);
+                hd_pay(hd_emptyp(empty0, 0, 0));
+                HD_T(0, 14, t);
+                /* m1 after consumer 1's tile; P_t relative to it to the P tile */
+                hd_mbar_wait(mready0 + 8u, (uint32_t)(k & 1));
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const float mn = sm->xm[1][r0 + 8 * e];
+                    b[e] = hd_ex2(C.m_run[e] - (mn == -INFINITY ? 0.f : mn));
+                    C.m_run[e] = mn;
+                    C.l_run[e] *= b[e];
+                    C.lf_run[e] *= b[e];
+                }
+                if (__any_sync(0xffffffffu, b[0] != 1.f || b[1] != 1.f)) hd_frags_scaled(C, b);
+                hd_store_p(sp, C.ph, tid);
+                hd_fence_proxy_async();
+                hd_mbar_arrive(pready0);
+                HD_T(0, 12, t);
+                hd_rescale(C, b);
+                hd_pin(C.o, 128);
+                /* P_u (consumer 1's tile) from the rope chunk of stage 1 */
+                HD_T(0, 13, u);
+                hd_mbar_wait(pready0 + 8u, (uint32_t)(k & 1));
+                hd_wait_chunks(full0, 1, 0, 4, (uint32_t)(k & 1)); /* orders the TMA writes of V half 0 here */
+                HD_T(0, 15, u);
+                const int nv1 = sm->nvalid[u & 3];
+                if (nv1 < HD_KEYS) hd_zero_rows(gk1, nv1, 0, tid);
+                hd_issue_pv_sp(C.o, pu, sk1, 0); /* [PV_u] */
+                if (t + 2 >= J.nt) {
+                    HD_WGMMA_WAIT(0); /* [] */
+                    hd_pin(C.o, 128);
+                    hd_pay(hd_emptyp(empty0, 1, 0));
+                    hd_pay(hd_emptyp(empty0, 1, 2));
+                    break;
+                }
+                const uint32_t par = (uint32_t)((k + 1) & 1);
+                HD_T(0, 16, t + 2);
+                hd_issue_s_part(C.s, sq, sk0, full0, par, HD_ORD_A, 0, 5); /* [PV_u, S_{t+2} rope + half 0] */
+                HD_WGMMA_WAIT(1);                                           /* [S_{t+2}] */
+                hd_pin(C.o, 128);
+                hd_pay(hd_emptyp(empty0, 1, 0));
+                hd_pay(hd_emptyp(empty0, 1, 2));
+                HD_T(0, 14, u);
+                hd_issue_s_part(C.s, sq, sk0, full0, par, HD_ORD_A, 5, HD_NCH); /* [S_{t+2}, S_{t+2} half 1] */
             }
-            uint16_t *orow = p.out + (int64_t)t * p.o_st + (int64_t)h * p.o_sh + cbase;
+        }
+    } else {
+        /* ---------------- consumer 1: odd tiles ---------------- */
+        const int np = exact ? 0 : J.nt >> 1; /* full pairs; an odd last tile after them */
+        if (np > 0) {
+            if (p.fp8) hd_issue_s_part(C.s, sq, sk1, full1, 0, HD_ORD_A, 0, HD_NCH); /* [S_1] */
+            else hd_issue_s_part(C.s, sq, sk1, full1, 0, HD_ORD_B, 0, HD_NCH);
+            for (int k = 0;; k++) { /* pending: [S_u] */
+                const int t = 2 * k, u = t + 1;
+                /* m0 after consumer 0's tile: O_1 and the sums relative to it */
+                hd_mbar_wait(mready0, (uint32_t)(k & 1));
+                float a0[2];
 #pragma unroll
-            for (int i = 0; i < 32; i++)
-                *(uint32_t *)(orow + 8 * i) = pack_bf16x2(o[4 * i + 2 * e] * f, o[4 * i + 2 * e + 1] * f);
-            if (p.lse && c == 0 && q4 == 0) p.lse[(int64_t)t * p.lse_st + h] = lse;
-        } else {
-            const int64_t prow = ((int64_t)J.split * p.T + t) * p.H + h;
-            float *po = p.ws_o + prow * HD_DV + cbase;
+                for (int e = 0; e < 2; e++) {
+                    const float mn = sm->xm[0][r0 + 8 * e];
+                    a0[e] = hd_ex2(C.m_run[e] - (mn == -INFINITY ? 0.f : mn));
+                    C.m_run[e] = mn;
+                    C.l_run[e] *= a0[e];
+                    C.lf_run[e] *= a0[e];
+                }
+                HD_WGMMA_WAIT(0); /* [] */
+                hd_pin(C.s, 32);
+                hd_pin(C.o, 128);
+                HD_T(1, 11, u);
+                hd_softmax(p, J, sm, C, u, 1, pos, pos_min, r0, q4, al, 1, 1, 1, 1);
+                if (q4 == 0) {
+                    sm->xm[1][r0] = C.m_run[0];
+                    sm->xm[1][r0 + 8] = C.m_run[1];
+                }
+                hd_mbar_arrive(mready0 + 8u); /* m1 */
+                HD_T(1, 19, u);
+                hd_store_p(pu, C.ph, tid);
+                hd_fence_proxy_async();
+                hd_mbar_arrive(pready0 + 8u);
+                HD_T(1, 12, u);
+                const int nv1 = sm->nvalid[u & 3];
+                if (nv1 < HD_KEYS) hd_zero_rows(gk1, nv1, 1, tid);
+                al[0] *= a0[0];
+                al[1] *= a0[1];
+                hd_rescale(C, al);
+                hd_pin(C.o, 128);
+                hd_issue_pv_regs(C.o, C.ph, C.pl, sk1, 1, 1); /* [PV_u] */
+                /* P_t b (consumer 0's tile) from the P tile */
+                HD_T(1, 13, t);
+                hd_mbar_wait(pready0, (uint32_t)(k & 1));
+                hd_wait_chunks(full0, 0, 4, 8, (uint32_t)(k & 1)); /* orders the TMA writes of V half 1 here */
+                HD_T(1, 15, t);
+                const int nv = sm->nvalid[t & 3];
+                if (nv < HD_KEYS) hd_zero_rows(gk0, nv, 1, tid);
+                hd_issue_pv_sp(C.o, sp, sk0, 1); /* [PV_u, PV_t] */
+                HD_WGMMA_WAIT(1);                /* [PV_t] */
+                hd_pin(C.o, 128);
+                hd_pay(hd_emptyp(empty0, 1, 1));
+                HD_WGMMA_WAIT(0); /* [] */
+                hd_pin(C.o, 128);
+                hd_pay(hd_emptyp(empty0, 0, 1));
+                HD_T(1, 14, t);
+                if (u + 2 >= J.nt) break;
+                const uint32_t par = (uint32_t)((k + 1) & 1);
+                HD_T(1, 16, u + 2);
+                if (p.fp8) hd_issue_s_part(C.s, sq, sk1, full1, par, HD_ORD_A, 0, HD_NCH); /* [S_{u+2}] */
+                else hd_issue_s_part(C.s, sq, sk1, full1, par, HD_ORD_B, 0, HD_NCH);
+            }
+        }
+        if (!exact && (J.nt & 1)) { /* consumer 0's last tile t, alone: m0 as is, P_t V_t[:, half 1] */
+            const int t = J.nt - 1, k = t >> 1;
+            hd_mbar_wait(mready0, (uint32_t)(k & 1));
 #pragma unroll
-            for (int i = 0; i < 32; i++)
-                *(float2 *)(po + 8 * i) = make_float2(o[4 * i + 2 * e] * inv_l, o[4 * i + 2 * e + 1] * inv_l);
-            if (c == 0 && q4 == 0) p.ws_lse[prow] = lt[e] > 0.f ? m_run[e] + log2f(lft[e]) : -INFINITY;
+            for (int e = 0; e < 2; e++) {
+                const float mn = sm->xm[0][r0 + 8 * e];
+                al[e] = hd_ex2(C.m_run[e] - (mn == -INFINITY ? 0.f : mn));
+                C.m_run[e] = mn;
+                C.l_run[e] *= al[e];
+                C.lf_run[e] *= al[e];
+            }
+            hd_rescale(C, al);
+            hd_pin(C.o, 128);
+            hd_mbar_wait(pready0, (uint32_t)(k & 1));
+            hd_wait_chunks(full0, 0, 4, 8, (uint32_t)(k & 1));
+            const int nv = sm->nvalid[t & 3];
+            if (nv < HD_KEYS) hd_zero_rows(gk0, nv, 1, tid);
+            hd_issue_pv_sp(C.o, sp, sk0, 1); /* [PV_t] */
+            HD_WGMMA_WAIT(0);                /* [] */
+            hd_pin(C.o, 128);
+            hd_pay(hd_emptyp(empty0, 0, 1));
         }
     }
+    if (exact) hd_consumer_exact(p, J, sm, gbase, sbase, sm_u32, C, c, 0, pos, pos_min, r0, q4, 1);
+    hd_finish(p, J, sm, gbase, C, c, r0, q4, rv, tt, hh, 1);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1600,13 +1976,16 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1) {
             for (int c = 0; c < HD_NCH; c++)
                 hd_mbar_init(hd_fullc(sm_u32 + (uint32_t)offsetof(hd_small, full), i, c),
                              p.fp8 ? 4 : (p.tma ? HD_KEYS / p.box : 2)); /* FP8 / cp.async: one per producer warp */
-            hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, empty) + 8u * i, 256);
+            for (int q = 0; q < HD_PARTS; q++) hd_mbar_init(hd_emptyp(sm_u32 + (uint32_t)offsetof(hd_small, empty), i, q), 128);
             hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, landed) + 8u * i, HD_KEYS / p.box);
             sm->mode[i] = 0;
         }
         hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, qfull), 64);
         hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, pbar), 128);
-        for (int i = 0; i < 2; i++) hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, pready) + 8u * i, 128);
+        for (int i = 0; i < 2; i++) {
+            hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, pready) + 8u * i, 128);
+            hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, mready) + 8u * i, 128);
+        }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); /* visible to the TMA unit */
     }
     __syncthreads();
@@ -1614,10 +1993,11 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1) {
     const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
     if (wg == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(HD_PRODUCER_REGS));
-        hd_producer(p, J, sm, gbase, sbase, sm_u32, tid);
+        hd_producer(p, J, sm, gbase, sbase, sm_u32, tid, p1);
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(HD_CONSUMER_REGS));
-        hd_consumer(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid, p1);
+        if (p1) hd_consumer_p1(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid);
+        else hd_consumer(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid, 0);
     }
 }
 
