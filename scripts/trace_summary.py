@@ -3,13 +3,15 @@
 writes it with MLA_HD_TRACE=prefix). Lines: role event tile clock. Roles: 0, 1 consumers, 2 producer.
 Events (see HD_T in src/cuda/decode_hopper.cu): 16 S issued, 11 S done, 12 P published, 13 take
 begins, 15 take done, 14 stage paid, 17 / 18 waiting for a tile begins / ends, producer 1 = stage
-free (tile issued). Prints, for the pairs in the middle of the trace, the mean clock of each
+free (tile issued), 4 / 5 / 6 part (V half 0 / half 1 / rope) issued, 21 the other consumer's
+row max taken (hd_consumer_p1). Prints, for the pairs in the middle of the trace, the mean clock of each
 (role, event, tile offset) relative to consumer 0 issuing S of the pair's even tile."""
 import sys
 from collections import defaultdict
 
 NAMES = {16: "S issue", 11: "S done", 12: "P published", 13: "take begin", 15: "take done",
-         14: "paid", 17: "tile wait begin", 18: "tile wait end", 19: "softmax done", 20: "PV(smem) issued", 1: "issue tile", 0: "fp8 0", 2: "fp8 2", 3: "fp8 3"}
+         14: "paid", 17: "tile wait begin", 18: "tile wait end", 19: "softmax done", 20: "PV(smem) issued", 1: "issue tile", 0: "fp8 0", 2: "fp8 2", 3: "fp8 3",
+         4: "issue half 0", 5: "issue half 1", 6: "issue rope", 21: "got other's m"}
 ROLE = {0: "c0", 1: "c1", 2: "prod"}
 
 

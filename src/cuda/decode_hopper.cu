@@ -256,11 +256,15 @@ typedef struct hd_job {
 /* [role][tile][event] = clock64 (0: not recorded); a plain store, no counter (a global counter's
    dependent load stalled the traced warp ~500 cycles per event) */
 __device__ unsigned long long hd_trace_buf[3][HD_TRACE_TILES][HD_TRACE_EV];
+/* the store is predicated inside one asm statement: a divergent branch around it (with wgmma in
+   flight) made ptxas serialize every wgmma of the kernel (C7520), so the trace showed another program */
 #define HD_T(role, ev, n)                                                                         \
     do {                                                                                          \
-        if (blockIdx.x == HD_TRACE_CTA && blockIdx.y == 0 && (threadIdx.x & 127) == 0 &&          \
-            (unsigned)(n) < HD_TRACE_TILES)                                                       \
-            hd_trace_buf[role][n][ev] = clock64();                                                \
+        const unsigned long long hd_c_ = clock64();                                               \
+        const int hd_ok_ = blockIdx.x == HD_TRACE_CTA && blockIdx.y == 0 && (threadIdx.x & 127) == 0 && \
+                           (unsigned)(n) < HD_TRACE_TILES;                                        \
+        asm volatile("{\n .reg .pred p;\n setp.ne.s32 p, %0, 0;\n @p st.global.u64 [%1], %2;\n}\n" ::"r"(hd_ok_), \
+                     "l"(&hd_trace_buf[role][(unsigned)(n) & (HD_TRACE_TILES - 1)][ev]), "l"(hd_c_) : "memory"); \
     } while (0)
 #else
 #define HD_T(role, ev, n) do { } while (0)
@@ -620,6 +624,7 @@ MLA_DEV hd_tma_tile hd_tma_prep(const hd_params &p, const hd_job &J, hd_small *s
 /* part q of tile m (stage T.st) once its last reader of tile m-2 is done */
 MLA_DEV void hd_tma_part(const hd_params &p, const hd_tma_tile &T, uint32_t full0, uint32_t empty0, int m, int q) {
     if (m >= 2) hd_mbar_wait(hd_emptyp(empty0, T.st, q), (uint32_t)(((m >> 1) - 1) & 1));
+    HD_T(2, 4 + q, m);
     for (int c = hd_part_lo(q); c < hd_part_hi(q); c++) {
         const uint32_t bar = hd_fullc(full0, T.st, c);
         if (T.copy) {
@@ -644,8 +649,8 @@ MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, 
         if (p1) { /* in the order hd_consumer_p1 frees the parts */
             hd_tma_part(p, A, full0, empty0, m0, 2);          /* consumer 0's S_m0 done */
             hd_tma_part(p, A, full0, empty0, m0, 0);          /* consumer 0's P.V of m0 (registers) */
-            if (two) hd_tma_part(p, B, full0, empty0, m1, 1); /* consumer 1's P.V of m1 (registers) */
             hd_tma_part(p, A, full0, empty0, m0, 1);          /* consumer 1's P.V of m0 (smem) */
+            if (two) hd_tma_part(p, B, full0, empty0, m1, 1); /* consumer 1's P.V of m1 (registers) */
             if (two) hd_tma_part(p, B, full0, empty0, m1, 0); /* consumer 0's P.V of m1 (smem) */
             if (two) hd_tma_part(p, B, full0, empty0, m1, 2); /* (the same: the rope chunk held P_m1) */
         } else { /* whole tiles (refilling the parts as they free measured 1-3% slower here) */
@@ -1709,14 +1714,6 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
  * the rope (P_u) by consumer 0 after its P.V. The FP8 exact program (mode[], one per CTA) runs
  * hd_consumer_exact for all tiles. */
 
-/* bf16 fragments of P * b (b per row) into ph (as hd_softmax's) */
-MLA_DEV void hd_frags_scaled(hd_cstate &C, const float b[2]) {
-#pragma unroll
-    for (int i = 0; i < 8; i++)
-#pragma unroll
-        for (int h2 = 0; h2 < 2; h2++)
-            C.ph[4 * (i >> 1) + 2 * (i & 1) + h2] = pack_bf16x2(C.s[4 * i + 2 * h2] * b[h2], C.s[4 * i + 2 * h2 + 1] * b[h2]);
-}
 /* P (ph, 4 k-steps of m64k16 A fragments) -> the 64 x 64 bf16 tile at dst (128B swizzle) by stmatrix */
 MLA_DEV void hd_store_p(uint32_t dst, const uint32_t ph[16], int tid) {
     const int lane = tid & 31, m = lane >> 3;
@@ -1801,10 +1798,11 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
                 HD_T(0, 19, t);
                 const int nv = sm->nvalid[t & 3];
                 if (nv < HD_KEYS) hd_zero_rows(gk0, nv, 0, tid);
-                if (u >= J.nt) { /* the last tile, alone: consumer 1 takes m0 as is (b = 1) */
-                    hd_store_p(sp, C.ph, tid);
-                    hd_fence_proxy_async();
-                    hd_mbar_arrive(pready0);
+                hd_store_p(sp, C.ph, tid); /* P_t relative to m0: consumer 1's P.V of it runs under its softmax */
+                hd_fence_proxy_async();
+                hd_mbar_arrive(pready0);
+                HD_T(0, 12, t);
+                if (u >= J.nt) { /* the last tile, alone */
                     hd_rescale(C, al);
                     hd_pin(C.o, 128);
                     hd_issue_pv_regs(C.o, C.ph, C.pl, sk0, 0, 1); /* [PV_t] */
@@ -1822,6 +1820,7 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
                 HD_T(0, 14, t);
                 /* m1 after consumer 1's tile; P_t relative to it to the P tile */
                 hd_mbar_wait(mready0 + 8u, (uint32_t)(k & 1));
+            HD_T(0, 21, u);
 #pragma unroll
                 for (int e = 0; e < 2; e++) {
                     const float mn = sm->xm[1][r0 + 8 * e];
@@ -1830,11 +1829,6 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
                     C.l_run[e] *= b[e];
                     C.lf_run[e] *= b[e];
                 }
-                if (__any_sync(0xffffffffu, b[0] != 1.f || b[1] != 1.f)) hd_frags_scaled(C, b);
-                hd_store_p(sp, C.ph, tid);
-                hd_fence_proxy_async();
-                hd_mbar_arrive(pready0);
-                HD_T(0, 12, t);
                 hd_rescale(C, b);
                 hd_pin(C.o, 128);
                 /* P_u (consumer 1's tile) from the rope chunk of stage 1 */
@@ -1852,15 +1846,18 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
                     hd_pay(hd_emptyp(empty0, 1, 2));
                     break;
                 }
-                const uint32_t par = (uint32_t)((k + 1) & 1);
-                HD_T(0, 16, t + 2);
-                hd_issue_s_part(C.s, sq, sk0, full0, par, HD_ORD_A, 0, 5); /* [PV_u, S_{t+2} rope + half 0] */
-                HD_WGMMA_WAIT(1);                                           /* [S_{t+2}] */
+                /* stage 1 paid before S_{t+2} is issued: S waits chunk by chunk for its tile, and
+                   consumer 1's S_{u+2} waits for the reload of this half (issuing S_{t+2} first,
+                   behind the P.V, delayed the pay by ~2000 cycles) */
+                HD_WGMMA_WAIT(0); /* [] */
                 hd_pin(C.o, 128);
                 hd_pay(hd_emptyp(empty0, 1, 0));
                 hd_pay(hd_emptyp(empty0, 1, 2));
                 HD_T(0, 14, u);
-                hd_issue_s_part(C.s, sq, sk0, full0, par, HD_ORD_A, 5, HD_NCH); /* [S_{t+2}, S_{t+2} half 1] */
+                const uint32_t par = (uint32_t)((k + 1) & 1);
+                HD_T(0, 16, t + 2);
+                hd_issue_s_part(C.s, sq, sk0, full0, par, HD_ORD_A, 0, 5);      /* [S_{t+2} rope + half 0] */
+                hd_issue_s_part(C.s, sq, sk0, full0, par, HD_ORD_A, 5, HD_NCH); /* [.., S_{t+2} half 1] */
             }
         }
     } else {
@@ -1873,19 +1870,30 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
                 const int t = 2 * k, u = t + 1;
                 /* m0 after consumer 0's tile: O_1 and the sums relative to it */
                 hd_mbar_wait(mready0, (uint32_t)(k & 1));
-                float a0[2];
+                HD_T(1, 21, t);
 #pragma unroll
                 for (int e = 0; e < 2; e++) {
                     const float mn = sm->xm[0][r0 + 8 * e];
-                    a0[e] = hd_ex2(C.m_run[e] - (mn == -INFINITY ? 0.f : mn));
+                    al[e] = hd_ex2(C.m_run[e] - (mn == -INFINITY ? 0.f : mn));
                     C.m_run[e] = mn;
-                    C.l_run[e] *= a0[e];
-                    C.lf_run[e] *= a0[e];
+                    C.l_run[e] *= al[e];
+                    C.lf_run[e] *= al[e];
                 }
-                HD_WGMMA_WAIT(0); /* [] */
+                HD_WGMMA_WAIT(0); /* []: S_u done (it ran under consumer 0's softmax) */
                 hd_pin(C.s, 32);
                 hd_pin(C.o, 128);
                 HD_T(1, 11, u);
+                hd_rescale(C, al);
+                hd_pin(C.o, 128);
+                /* P_t (relative to m0) from the P tile, its P.V under the softmax of u: V half 1
+                   of stage 0, the last part S_{t+2} waits for, refills early */
+                HD_T(1, 13, t);
+                hd_mbar_wait(pready0, (uint32_t)(k & 1));
+                hd_wait_chunks(full0, 0, 4, 8, (uint32_t)(k & 1)); /* orders the TMA writes of V half 1 here */
+                HD_T(1, 15, t);
+                const int nv = sm->nvalid[t & 3];
+                if (nv < HD_KEYS) hd_zero_rows(gk0, nv, 1, tid);
+                hd_issue_pv_sp(C.o, sp, sk0, 1); /* [PV_t] */
                 hd_softmax(p, J, sm, C, u, 1, pos, pos_min, r0, q4, al, 1, 1, 1, 1);
                 if (q4 == 0) {
                     sm->xm[1][r0] = C.m_run[0];
@@ -1899,26 +1907,16 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
                 HD_T(1, 12, u);
                 const int nv1 = sm->nvalid[u & 3];
                 if (nv1 < HD_KEYS) hd_zero_rows(gk1, nv1, 1, tid);
-                al[0] *= a0[0];
-                al[1] *= a0[1];
-                hd_rescale(C, al);
-                hd_pin(C.o, 128);
-                hd_issue_pv_regs(C.o, C.ph, C.pl, sk1, 1, 1); /* [PV_u] */
-                /* P_t b (consumer 0's tile) from the P tile */
-                HD_T(1, 13, t);
-                hd_mbar_wait(pready0, (uint32_t)(k & 1));
-                hd_wait_chunks(full0, 0, 4, 8, (uint32_t)(k & 1)); /* orders the TMA writes of V half 1 here */
-                HD_T(1, 15, t);
-                const int nv = sm->nvalid[t & 3];
-                if (nv < HD_KEYS) hd_zero_rows(gk0, nv, 1, tid);
-                hd_issue_pv_sp(C.o, sp, sk0, 1); /* [PV_u, PV_t] */
-                HD_WGMMA_WAIT(1);                /* [PV_t] */
-                hd_pin(C.o, 128);
-                hd_pay(hd_emptyp(empty0, 1, 1));
                 HD_WGMMA_WAIT(0); /* [] */
                 hd_pin(C.o, 128);
                 hd_pay(hd_emptyp(empty0, 0, 1));
                 HD_T(1, 14, t);
+                hd_rescale(C, al); /* m0 -> m1 */
+                hd_pin(C.o, 128);
+                hd_issue_pv_regs(C.o, C.ph, C.pl, sk1, 1, 1); /* [PV_u] */
+                HD_WGMMA_WAIT(0);                          /* [] */
+                hd_pin(C.o, 128);
+                hd_pay(hd_emptyp(empty0, 1, 1));
                 if (u + 2 >= J.nt) break;
                 const uint32_t par = (uint32_t)((k + 1) & 1);
                 HD_T(1, 16, u + 2);
