@@ -827,6 +827,16 @@ static void run_all(h_rng *r) {
         if (!g_quick) run_case(r, &c);
     }
     if (g_quick) return;
+    { /* MLA_PRECISION_BF16_P on the other producers and shapes: page 48 (TMA, 16-row boxes: four
+         issuers refill the parts), page 61 (cp.async), H 100 (a masked last row block), causal
+         s_q = 3 (masked keys inside the last tiles), an odd and an even number of tiles */
+        const int q[3] = {3, 1, 2}, s[3] = {1500, 130, 64 * 7};
+        hcase c = mk(100, 48, 1, 3, q, s);
+        c.p1 = 1;
+        run_case(r, &c);
+        c.page = 61; c.H = 128;
+        run_case(r, &c);
+    }
     { /* page 1 */
         const int q[2] = {2, 1}, s[2] = {100, 3};
         hcase c = mk(16, 1, 1, 2, q, s);

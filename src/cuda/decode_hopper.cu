@@ -58,6 +58,13 @@
          7125 cycles a pair against 4352 of tensor work. Tried: softmax_u before taking P_t
          (both softmaxes then overlap each other, not matrix work): -10%; refilling each V half
          of a stage as soon as its consumer is done: -3%.
+     v12 MLA_PRECISION_BF16_P on FlashMLA's schedule (hd_consumer_p1): the row max passes between
+         the consumers ahead of P, consumer 1's softmax starts on consumer 0's max and runs under
+         matrix work; stages refill in three parts (V half 0, V half 1, rope: one "empty" barrier
+         each) in the order the consumers free them; kv_valid / nvalid per tile. H100 bf16p s_q=2
+         8K / 32K 564 / 573 -> 600 / ~600 TF (32K varies 560-625 run to run), s_q=1 8K 516 -> 534,
+         b=4 32K 359 -> ~375. The default precision keeps hd_consumer and whole-tile refills (the
+         part-by-part refill alone measured 1-3% slower there).
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
@@ -169,7 +176,7 @@ typedef struct hd_small {
                                    per warp of the pair), so that S = Q K^T starts on the
                                    first chunks while the others land (or are dequantized) */
     uint64_t empty[2][3];       /* mbarrier per stage and part (hd_part): the part's last reader is done with
-                                   it (128 arrivals: the consumer that frees it; see hd_pay_s / hd_pay_pv) */
+                                   it (128 arrivals: the consumer that frees it; see hd_pay, hd_pay_pv) */
     uint64_t qfull;             /* mbarrier: Q loaded (64 arrivals of pair 1) */
     uint32_t kv_valid[4][2];    /* per tile n (slot n & 3), bit r of word k: key key0 + 32k + r is readable
                                    (per tile, not per stage: a stage's parts refill at different times) */
@@ -1258,14 +1265,11 @@ MLA_DEV void hd_take(hd_small *sm, hd_cstate &C, int t, int st, int r0, uint32_t
     }
 }
 
-MLA_DEV void hd_pay(uint32_t empty) {
-    hd_fence_proxy_async();
-    hd_mbar_arrive(empty);
-}
-/* the owner of the tile in stage st is done with S: p1 frees the rope chunk (P went to the P tile) */
-MLA_DEV void hd_pay_s(uint32_t empty0, int st, const int p1) {
-    if (p1) hd_pay(hd_emptyp(empty0, st, 2));
-}
+/* a stage part read only by this consumer's wgmma (async proxy) is free: arrive on its "empty"
+ * barrier, no proxy fence (the TMA refill is async proxy too; generic writes to a stage, the P
+ * stores and hd_zero_rows, fence themselves). A fence here cost ~1% (H100 bf16p 8K 595 -> 600 TF
+ * without it) */
+MLA_DEV void hd_pay(uint32_t empty) { hd_mbar_arrive(empty); }
 /* consumer c is done with its P.V of the tile in stage st: its V half; default precision, the
  * other consumer's tile: the rope chunk too (it held P_hi) */
 MLA_DEV void hd_pay_pv(uint32_t empty0, int st, int c, const int p1) {
@@ -1542,7 +1546,6 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
             const int u = t + 1;
             HD_WGMMA_WAIT(0); /* [] */
             hd_pin(C.s, 32);
-            hd_pay_s(empty0, 0, p1); /* p1: the rope chunk refills now */
             HD_T(0, 11, t);
             if (p.dbg) { /* stage test: raw S out (keys past seq_len: whatever the rows held) */
 #pragma unroll
@@ -1627,7 +1630,6 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                 HD_WGMMA_WAIT(0); /* [] */
                 hd_pin(C.s, 32);
                 hd_pin(C.o, 128);
-                hd_pay_s(empty0, 1, p1); /* p1: the rope chunk refills now */
                 HD_T(1, 11, u);
                 hd_rescale(C, al);
                 hd_pin(C.o, 128);
@@ -1692,27 +1694,29 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
 }
 
 /* ---- MLA_PRECISION_BF16_P: the seesaw with the row max passed ahead of P -------------------
- * Consumer c owns O[:, 256c, 256c+256) and the tiles t with t % 2 == c, as in hd_consumer, but a
- * pair of tiles (t in stage 0, u = t+1 in stage 1) runs as (m: the running max, both consumers
- * hold the same after every pair; xm[c] / mready[c] pass it on):
- *   consumer 0: softmax_t (m0 = max(m, rowmax S_t)) -> m0 to xm[0], mready[0] -> O_0 = O_0 a0 +
- *               P_t V_t[:, half 0] (registers) -> wait mready[1]: m1, b = 2^(m0 - m1) -> P_t b
- *               to the P tile, pready[0] -> O_0 *= b -> wait pready[1] -> O_0 += P_u V_u[:, half 0]
- *               (P_u from smem) -> S_{t+2} (two groups: its first chunks queue behind that P.V)
- *   consumer 1: wait mready[0] -> softmax_u (m1 = max(m0, rowmax S_u)) -> m1 to xm[1], mready[1]
- *               -> P_u to the rope chunk of stage 1 (dead after S_u), pready[1] -> O_1 = O_1 a +
- *               P_u V_u[:, half 1] (registers) -> wait pready[0] -> O_1 += (P_t b) V_t[:, half 1]
- *               -> S_{u+2}
- * so consumer 1's softmax starts as soon as m0 is known and runs under consumer 0's P.V, and no
- * P store stands between a softmax and its own P.V (hd_consumer: publish, then the other's take,
- * before the second softmax). Both consumers' O are relative to m1 after the pair. P_t is
- * rounded twice (bf16(P) for consumer 0's product, bf16(P b) for consumer 1's) where b != 1; with
- * the lazy max (HD_LAZY) b is 1 but on the tiles that move the max. Row sums: each consumer sums
- * its own tiles' rounded P (l) and f32 P (lf), scaled like its O. Stage parts paid (the TMA
- * producer's refill order): stage 0: rope by consumer 0 after S_t, half 0 by consumer 0 after its
- * P.V, half 1 by consumer 1 after its; stage 1: half 1 by consumer 1 after its P.V, half 0 and
- * the rope (P_u) by consumer 0 after its P.V. The FP8 exact program (mode[], one per CTA) runs
- * hd_consumer_exact for all tiles. */
+ * (FlashMLA's schedule, read from its design notes and source; no code taken.) Consumer c owns
+ * O[:, 256c, 256c+256) and the tiles t with t % 2 == c, as in hd_consumer, but a pair of tiles
+ * (t in stage 0, u = t+1 in stage 1) runs as (m: the running max, the same in both consumers after
+ * every pair; xm[c] + mready[c] pass it on, pready[c] says P of c's tile is in shared memory):
+ *   consumer 0: [S_t done] softmax_t, m0 = max(m, rowmax S_t) (lazy) -> m0 to xm[0], mready[0]
+ *               -> P_t (relative to m0) to the P tile, pready[0] -> O_0 = O_0 a0 + P_t V_t[:, half
+ *               0] (registers) -> wait mready[1]: O_0 *= 2^(m0 - m1) -> wait pready[1] -> O_0 +=
+ *               P_u V_u[:, half 0] (P_u from the rope chunk of stage 1) -> S_{t+2} (rope + half 0
+ *               queued behind that P.V, then stage 1 paid, then half 1)
+ *   consumer 1: wait mready[0]: O_1 *= 2^(m - m0) -> wait pready[0] -> O_1 += P_t V_t[:, half 1]
+ *               (P tile) -> under it: softmax_u, m1 = max(m0, rowmax S_u) -> m1 to xm[1],
+ *               mready[1] -> P_u to the rope chunk of stage 1 (dead after S_u), pready[1] -> O_1
+ *               *= 2^(m0 - m1) -> O_1 += P_u V_u[:, half 1] (registers) -> S_{u+2}
+ * Consumer 1's softmax starts as soon as m0 is known (hd_consumer: after consumer 0 published P_t
+ * and consumer 1 took it) and runs under matrix work, and half 1 of stage 0, which S_{t+2} takes
+ * last, refills once that softmax ends. Tried (bench/results.md, session 4): P_t stored after m1
+ * and scaled to it (consumer 1's P.V of t after its softmax): 589 / 619 TF (8K / 32K) against 595
+ * / ~600; consumer 0 paying stage 1 before issuing S_{t+2}: -4% (8K), -10% (32K). Row sums: each
+ * consumer sums its own tiles' rounded P (l, out's denominator) and f32 P (lf, lse), scaled like
+ * its O. Stage parts paid (the TMA producer's refill order): stage 0: the rope by consumer 0 after
+ * S_t, half 0 by consumer 0 after its P.V, half 1 by consumer 1 after its; stage 1: half 1 by
+ * consumer 1 after its P.V, half 0 and the rope (P_u) by consumer 0 after its P.V. The FP8 exact
+ * program (mode[], decided once per CTA) runs hd_consumer_exact for all tiles. */
 
 /* P (ph, 4 k-steps of m64k16 A fragments) -> the 64 x 64 bf16 tile at dst (128B swizzle) by stmatrix */
 MLA_DEV void hd_store_p(uint32_t dst, const uint32_t ph[16], int tid) {
@@ -1846,18 +1850,15 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
                     hd_pay(hd_emptyp(empty0, 1, 2));
                     break;
                 }
-                /* stage 1 paid before S_{t+2} is issued: S waits chunk by chunk for its tile, and
-                   consumer 1's S_{u+2} waits for the reload of this half (issuing S_{t+2} first,
-                   behind the P.V, delayed the pay by ~2000 cycles) */
-                HD_WGMMA_WAIT(0); /* [] */
+                const uint32_t par = (uint32_t)((k + 1) & 1);
+                HD_T(0, 16, t + 2);
+                hd_issue_s_part(C.s, sq, sk0, full0, par, HD_ORD_A, 0, 5); /* [PV_u, S_{t+2} rope + half 0] */
+                HD_WGMMA_WAIT(1);                                           /* [S_{t+2}] */
                 hd_pin(C.o, 128);
                 hd_pay(hd_emptyp(empty0, 1, 0));
                 hd_pay(hd_emptyp(empty0, 1, 2));
                 HD_T(0, 14, u);
-                const uint32_t par = (uint32_t)((k + 1) & 1);
-                HD_T(0, 16, t + 2);
-                hd_issue_s_part(C.s, sq, sk0, full0, par, HD_ORD_A, 0, 5);      /* [S_{t+2} rope + half 0] */
-                hd_issue_s_part(C.s, sq, sk0, full0, par, HD_ORD_A, 5, HD_NCH); /* [.., S_{t+2} half 1] */
+                hd_issue_s_part(C.s, sq, sk0, full0, par, HD_ORD_A, 5, HD_NCH); /* [S_{t+2}, S_{t+2} half 1] */
             }
         }
     } else {
