@@ -1485,7 +1485,8 @@ MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_
     }
 }
 
-/* Consumer c (warpgroup 1 + c, tid = 0..127 inside it) owns O[:, 256c, 256c+256) and the tiles
+/* The default precision's program (called with p1 = 0; MLA_PRECISION_BF16_P runs hd_consumer_p1).
+ * Consumer c (warpgroup 1 + c, tid = 0..127 inside it) owns O[:, 256c, 256c+256) and the tiles
  * t with t % 2 == c ("seesaw"; tile t also sits in stage t & 1). Own tile t: S_t = Q K_t^T
  * (N = 64), softmax with the running max m_{t-1} that came with tile t-1, P_t = P_hi + P_lo and
  * m_t to smem for the other consumer (P_hi into the stage's rope chunk, dead after S_t; P_lo into
