@@ -61,10 +61,11 @@
      v12 MLA_PRECISION_BF16_P on FlashMLA's schedule (hd_consumer_p1): the row max passes between
          the consumers ahead of P, consumer 1's softmax starts on consumer 0's max and runs under
          matrix work; stages refill in three parts (V half 0, V half 1, rope: one "empty" barrier
-         each) in the order the consumers free them; kv_valid / nvalid per tile. H100 bf16p s_q=2
-         8K / 32K 564 / 573 -> 600 / ~600 TF (32K varies 560-625 run to run), s_q=1 8K 516 -> 534,
-         b=4 32K 359 -> ~375. The default precision keeps hd_consumer and whole-tile refills (the
-         part-by-part refill alone measured 1-3% slower there).
+         each) in the order the consumers free them; kv_valid / nvalid per tile. H100 (mla bench
+         --all) bf16p s_q=2 4K / 8K / 16K / 32K 531 / 568 / 564 / 563 -> 556 / 609 / 636 / 651 TF
+         (32K varies 560-650 from run to run), s_q=1 8K 520 -> 545, b=4 32K 1.50 -> 1.55 TB/s. The
+         default precision keeps hd_consumer and whole-tile refills (the part-by-part refill alone
+         measured 1-3% slower there).
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
