@@ -629,10 +629,8 @@ MLA_DEV hd_tma_tile hd_tma_prep(const hd_params &p, const hd_job &J, hd_small *s
     T.pg = ok ? page : p.num_pages;
     return T;
 }
-/* part q of tile m (stage T.st) once its last reader of tile m-2 is done */
-MLA_DEV void hd_tma_part(const hd_params &p, const hd_tma_tile &T, uint32_t full0, uint32_t empty0, int m, int q) {
-    if (m >= 2) hd_mbar_wait(hd_emptyp(empty0, T.st, q), (uint32_t)(((m >> 1) - 1) & 1));
-    HD_T(2, 4 + q, m);
+/* the box copies of part q of a tile (stage T.st) onto its chunks' full barriers */
+MLA_DEV void hd_tma_issue(const hd_params &p, const hd_tma_tile &T, uint32_t full0, int q) {
     for (int c = hd_part_lo(q); c < hd_part_hi(q); c++) {
         const uint32_t bar = hd_fullc(full0, T.st, c);
         if (T.copy) {
@@ -642,6 +640,12 @@ MLA_DEV void hd_tma_part(const hd_params &p, const hd_tma_tile &T, uint32_t full
             hd_mbar_arrive(bar); /* rows past seq_len: >= nvalid, zeroed by the consumers */
         }
     }
+}
+/* part q of tile m once its last reader of tile m-2 is done */
+MLA_DEV void hd_tma_part(const hd_params &p, const hd_tma_tile &T, uint32_t full0, uint32_t empty0, int m, int q) {
+    if (m >= 2) hd_mbar_wait(hd_emptyp(empty0, T.st, q), (uint32_t)(((m >> 1) - 1) & 1));
+    HD_T(2, 4 + q, m);
+    hd_tma_issue(p, T, full0, q);
 }
 MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, uint32_t sbase, uint32_t sm_u32, int w,
                              const int p1) {
@@ -663,10 +667,10 @@ MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, 
             if (two) hd_tma_part(p, B, full0, empty0, m1, 2); /* (the same: the rope chunk held P_m1) */
         } else { /* whole tiles (refilling the parts as they free measured 1-3% slower here) */
             if (m0 >= 2) hd_wait_free(empty0, 0, (uint32_t)(((m0 >> 1) - 1) & 1));
-            for (int q = 0; q < HD_PARTS; q++) hd_tma_part(p, A, full0, empty0, 0, q);
+            for (int q = 0; q < HD_PARTS; q++) hd_tma_issue(p, A, full0, q);
             if (two) {
                 if (m1 >= 2) hd_wait_free(empty0, 1, (uint32_t)(((m1 >> 1) - 1) & 1));
-                for (int q = 0; q < HD_PARTS; q++) hd_tma_part(p, B, full0, empty0, 0, q);
+                for (int q = 0; q < HD_PARTS; q++) hd_tma_issue(p, B, full0, q);
             }
         }
     }
@@ -1072,25 +1076,29 @@ MLA_DEV void hd_issue_s(float s[32], uint32_t sq, uint32_t sk, uint32_t fc, uint
     hd_issue_s_part(s, sq, sk, fc, par, HD_ORD_N, 0, HD_NCH);
 }
 
-/* O_c += P . V[:, 256c, 256c+256) with P in smem (the other consumer's tile), 4 k-steps of 16 keys
- * each, committed as two groups, the first the P tile's readers (once it is done the P tile may be
- * rewritten while the second still runs): default: P_lo (P tile), then P_hi (the stage's rope
- * chunk); p1: P (P tile), then an empty group (so the waits count alike) */
-MLA_DEV void hd_issue_pv_smem(float o[128], uint32_t sp, uint32_t sk, int c, const int p1) {
+/* P (ph, 4 k-steps of m64k16 A fragments) -> the 64 x 64 bf16 tile at dst (128B swizzle) by stmatrix */
+MLA_DEV void hd_store_p(uint32_t dst, const uint32_t ph[16], int tid) {
+    const int lane = tid & 31, m = lane >> 3;
+    const int row = (tid >> 5) * 16 + (lane & 7) + 8 * (m & 1), ub = m >> 1;
+#pragma unroll
+    for (int ks = 0; ks < 4; ks++) hd_stmatrix_x4(dst + (uint32_t)(row * 128 + (((2 * ks + ub) ^ (row & 7)) << 4)), ph + 4 * ks);
+}
+/* O_c += P . V[:, 256c, 256c+256) with P (64 x 64 bf16) at sp in smem (the other consumer's tile),
+ * 4 k-steps of 16 keys, committed as one group */
+MLA_DEV void hd_issue_pv_sp(float o[128], uint32_t sp, uint32_t sk, int c) {
     hd_opaque(sp);
-    const uint64_t dh = hd_desc(sk + 8 * HD_CHUNK, 16, 1024), dl = hd_desc(sp, 16, 1024);
-    const uint64_t dv = hd_desc(sk + (uint32_t)c * 4 * HD_CHUNK, HD_CHUNK, 1024);
+    const uint64_t dl = hd_desc(sp, 16, 1024), dv = hd_desc(sk + (uint32_t)c * 4 * HD_CHUNK, HD_CHUNK, 1024);
     hd_wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < HD_KEYS / 16; ks++)
         hd_wgmma_n256t(o, hd_opaque64(dl) + (uint64_t)((ks * 32) >> 4), hd_opaque64(dv) + (uint64_t)((ks * 2048) >> 4));
     hd_wgmma_commit();
-    if (!p1) {
-#pragma unroll
-        for (int ks = 0; ks < HD_KEYS / 16; ks++)
-            hd_wgmma_n256t(o, hd_opaque64(dh) + (uint64_t)((ks * 32) >> 4), hd_opaque64(dv) + (uint64_t)((ks * 2048) >> 4));
-    }
-    hd_wgmma_commit();
+}
+/* the default precision's P.V of the other consumer's tile: P_lo (the P tile), then P_hi (the stage's
+ * rope chunk), one group each (once the first is done the P tile may be rewritten) */
+MLA_DEV void hd_issue_pv_smem(float o[128], uint32_t sp, uint32_t sk, int c) {
+    hd_issue_pv_sp(o, sp, sk, c);
+    hd_issue_pv_sp(o, sk + 8 * HD_CHUNK, sk, c);
 }
 
 /* the same with P from registers (the consumer's own tile): ph / pl hold 4 fragments of 4 words */
@@ -1223,24 +1231,12 @@ MLA_DEV void hd_softmax(const hd_params &p, const hd_job &J, const hd_small *sm,
     }
 }
 
-/* P_hi -> the stage's rope chunk, P_lo -> the P tile (p1: P -> the P tile; the rope chunk is
- * refilled once S is done) (row r, key j at r*128 + ((j/8 ^ r%8) * 16) + (j%8)*2) by stmatrix
- * (k-step ks of warp w: rows 16w.., keys 16ks..), m -> xm[st]; fence; signal the other consumer.
- * The P tile's last reader must be done. */
+/* P_hi -> the stage's rope chunk, P_lo -> the P tile (hd_store_p), m -> xm[st]; fence; signal the
+ * other consumer. The P tile's last reader must be done. */
 MLA_DEV void hd_publish(hd_small *sm, uint32_t sp, uint32_t sk, const hd_cstate &C, int st, int r0, int q4, int tid,
-                        uint32_t pready, const int p1) {
-    const int lane = tid & 31, m = lane >> 3;
-    const int row = (tid >> 5) * 16 + (lane & 7) + 8 * (m & 1), ub = m >> 1;
-#pragma unroll
-    for (int ks = 0; ks < 4; ks++) {
-        const uint32_t off = (uint32_t)(row * 128 + (((2 * ks + ub) ^ (row & 7)) << 4));
-        if (p1) {
-            hd_stmatrix_x4(sp + off, C.ph + 4 * ks);
-        } else {
-            hd_stmatrix_x4(sk + 8 * HD_CHUNK + off, C.ph + 4 * ks);
-            hd_stmatrix_x4(sp + off, C.pl + 4 * ks);
-        }
-    }
+                        uint32_t pready) {
+    hd_store_p(sk + 8 * HD_CHUNK, C.ph, tid);
+    hd_store_p(sp, C.pl, tid);
     if (q4 == 0) {
         sm->xm[st][r0] = C.m_run[0];
         sm->xm[st][r0 + 8] = C.m_run[1];
@@ -1252,8 +1248,8 @@ MLA_DEV void hd_publish(hd_small *sm, uint32_t sp, uint32_t sk, const hd_cstate 
 /* The other consumer's tile t (stage st): wait for its P and m; alpha from m (the owner's value,
  * bit for bit: same inputs, same instruction); row sums rescaled. The loads of this consumer's V
  * half of the stage completed long ago: waiting for them orders the TMA writes here too. */
-MLA_DEV void hd_take(hd_small *sm, hd_cstate &C, int t, int st, int r0, uint32_t pready, uint32_t full0, int c, float al[2],
-                     const int p1) {
+MLA_DEV void hd_take(hd_small *sm, hd_cstate &C, int t, int st, int r0, uint32_t pready, uint32_t full0, int c,
+                     float al[2]) {
     hd_mbar_wait(pready, (uint32_t)((t >> 1) & 1));
     hd_wait_chunks(full0, st, 4 * c, 4 * c + 4, (uint32_t)((t >> 1) & 1));
 #pragma unroll
@@ -1262,7 +1258,6 @@ MLA_DEV void hd_take(hd_small *sm, hd_cstate &C, int t, int st, int r0, uint32_t
         al[e] = hd_ex2(C.m_run[e] - (mn == -INFINITY ? 0.f : mn));
         C.m_run[e] = mn;
         C.l_run[e] *= al[e];
-        if (p1) C.lf_run[e] *= al[e];
     }
 }
 
@@ -1271,12 +1266,12 @@ MLA_DEV void hd_take(hd_small *sm, hd_cstate &C, int t, int st, int r0, uint32_t
  * stores and hd_zero_rows, fence themselves). A fence here cost ~1% (H100 bf16p 8K 595 -> 600 TF
  * without it) */
 MLA_DEV void hd_pay(uint32_t empty) { hd_mbar_arrive(empty); }
-/* consumer c is done with its P.V of the tile in stage st: its V half; default precision, the
+/* default precision: consumer c is done with its P.V of the tile in stage st: its V half; the
  * other consumer's tile: the rope chunk too (it held P_hi) */
-MLA_DEV void hd_pay_pv(uint32_t empty0, int st, int c, const int p1) {
+MLA_DEV void hd_pay_pv(uint32_t empty0, int st, int c) {
     hd_fence_proxy_async();
     hd_mbar_arrive(hd_emptyp(empty0, st, c));
-    if (!p1 && c != st) hd_mbar_arrive(hd_emptyp(empty0, st, 2));
+    if (c != st) hd_mbar_arrive(hd_emptyp(empty0, st, 2));
 }
 
 /* ---- the exact program (FP8 tiles whose scales are not all powers of two) ---------------------
@@ -1421,6 +1416,35 @@ MLA_DEV void hd_consumer_exact(const hd_params &p, const hd_job &J, hd_small *sm
 
 MLA_DEV int hd_mode(const hd_small *sm, int st) { return *(const volatile int32_t *)&sm->mode[st]; }
 
+/* A consumer thread's rows r0, r0 + 8 of the block: valid (rv), token (tt), head (hh), bottom-right
+ * causal position (pos); returns the position every row of the block sees (keys <= it: visible) */
+MLA_DEV int hd_rows(const hd_params &p, const hd_job &J, int r0, int pos[2], int tt[2], int hh[2], int rv[2]) {
+#pragma unroll
+    for (int e = 0; e < 2; e++) {
+        const int R = J.row0 + r0 + 8 * e;
+        rv[e] = R < J.nrows;
+        const int i = rv[e] ? R / p.H : 0;
+        hh[e] = rv[e] ? R - i * p.H : 0;
+        tt[e] = J.q_start + i;
+        pos[e] = J.seq - J.q_len + i;
+    }
+    return J.seq - J.q_len + J.row0 / p.H;
+}
+MLA_DEV void hd_cstate_init(hd_cstate &C) {
+#pragma unroll
+    for (int i = 0; i < 128; i++) C.o[i] = 0.f;
+#pragma unroll
+    for (int i = 0; i < 32; i++) C.s[i] = 0.f;
+    C.m_run[0] = C.m_run[1] = -INFINITY;
+    C.l_run[0] = C.l_run[1] = 0.f;
+    C.lf_run[0] = C.lf_run[1] = 0.f;
+}
+/* stage test: raw S out (keys past seq_len: whatever the rows held) */
+MLA_DEV void hd_dbg_s(const hd_params &p, const hd_cstate &C, int r0, int q4) {
+#pragma unroll
+    for (int i = 0; i < 32; i++) p.dbg_out[(r0 + 8 * ((i >> 1) & 1)) * 64 + 8 * (i >> 2) + 2 * q4 + (i & 1)] = C.s[i];
+}
+
 /* The CTA's result: out = O / l (times the sink factor) in bf16 and lse, or (split) the f32
  * partials O / l and lse2 = m + log2 l; the row sums of both consumers added through xm (and, p1,
  * the f32 sums for lse through the P tile). dbg: O to dbg_out. */
@@ -1486,7 +1510,7 @@ MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_
     }
 }
 
-/* The default precision's program (called with p1 = 0; MLA_PRECISION_BF16_P runs hd_consumer_p1).
+/* The default precision's program (MLA_PRECISION_BF16_P runs hd_consumer_p1).
  * Consumer c (warpgroup 1 + c, tid = 0..127 inside it) owns O[:, 256c, 256c+256) and the tiles
  * t with t % 2 == c ("seesaw"; tile t also sits in stage t & 1). Own tile t: S_t = Q K_t^T
  * (N = 64), softmax with the running max m_{t-1} that came with tile t-1, P_t = P_hi + P_lo and
@@ -1503,20 +1527,10 @@ MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_
  * The wgmma groups pending at every control-flow join are the same on all paths (ptxas would
  * otherwise serialize the wgmmas), hence the two explicit programs below. */
 MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, uint32_t sbase,
-                         uint32_t sm_u32, int c, int tid, const int p1) {
-    const int warp = tid >> 5, lane = tid & 31, q4 = lane & 3;
-    const int r0 = warp * 16 + (lane >> 2); /* this thread's rows: r0 and r0 + 8 */
+                         uint32_t sm_u32, int c, int tid) {
+    const int q4 = tid & 3, r0 = (tid >> 5) * 16 + ((tid & 31) >> 2); /* this thread's rows: r0 and r0 + 8 */
     int pos[2], tt[2], hh[2], rv[2];
-#pragma unroll
-    for (int e = 0; e < 2; e++) {
-        const int R = J.row0 + r0 + 8 * e;
-        rv[e] = R < J.nrows;
-        const int i = rv[e] ? R / p.H : 0;
-        hh[e] = rv[e] ? R - i * p.H : 0;
-        tt[e] = J.q_start + i;
-        pos[e] = J.seq - J.q_len + i; /* bottom-right causal position */
-    }
-    const int pos_min = J.seq - J.q_len + J.row0 / p.H; /* keys <= pos_min: visible to every row */
+    const int pos_min = hd_rows(p, J, r0, pos, tt, hh, rv);
     const uint32_t sq = sbase + HD_SQ, sp = sbase + HD_SP;
     const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
     const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
@@ -1525,13 +1539,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
     uint8_t *const gk0 = gbase + HD_SK0, *const gk1 = gbase + HD_SK1;
 
     hd_cstate C;
-#pragma unroll
-    for (int i = 0; i < 128; i++) C.o[i] = 0.f;
-#pragma unroll
-    for (int i = 0; i < 32; i++) C.s[i] = 0.f;
-    C.m_run[0] = C.m_run[1] = -INFINITY;
-    C.l_run[0] = C.l_run[1] = 0.f;
-    C.lf_run[0] = C.lf_run[1] = 0.f;
+    hd_cstate_init(C);
     float al[2];
 
     if (J.nt > 0) hd_mbar_wait(sm_u32 + (uint32_t)offsetof(hd_small, qfull), 0);
@@ -1549,37 +1557,33 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
             HD_WGMMA_WAIT(0); /* [] */
             hd_pin(C.s, 32);
             HD_T(0, 11, t);
-            if (p.dbg) { /* stage test: raw S out (keys past seq_len: whatever the rows held) */
-#pragma unroll
-                for (int i = 0; i < 32; i++)
-                    p.dbg_out[(r0 + 8 * ((i >> 1) & 1)) * 64 + 8 * (i >> 2) + 2 * q4 + (i & 1)] = C.s[i];
-            }
-            hd_softmax(p, J, sm, C, t, 0, pos, pos_min, r0, q4, al, 1, 1, p1, p1);
+            if (p.dbg) hd_dbg_s(p, C, r0, q4);
+            hd_softmax(p, J, sm, C, t, 0, pos, pos_min, r0, q4, al);
             HD_T(0, 19, t);
             const int nv = sm->nvalid[t & 3];
             if (nv < HD_KEYS) hd_zero_rows(gk0, nv, 0, tid);
-            hd_publish(sm, sp, sk0, C, 0, r0, q4, tid, pready0, p1);
+            hd_publish(sm, sp, sk0, C, 0, r0, q4, tid, pready0);
             HD_T(0, 12, t);
             hd_rescale(C, al);
             hd_pin(C.o, 128);
-            hd_issue_pv_regs(C.o, C.ph, C.pl, sk0, 0, p1); /* [PV_t] */
+            hd_issue_pv_regs(C.o, C.ph, C.pl, sk0, 0, 0); /* [PV_t] */
             HD_WGMMA_WAIT(0); /* []: pay the V half at once, its reload is on the critical path */
             hd_pin(C.o, 128);
-            hd_pay_pv(empty0, 0, 0, p1);
+            hd_pay_pv(empty0, 0, 0);
             HD_T(0, 14, t);
             if (u >= J.nt) break;
             HD_T(0, 13, u);
-            hd_take(sm, C, u, 1, r0, pready0 + 8u, full0, 0, al, p1);
+            hd_take(sm, C, u, 1, r0, pready0 + 8u, full0, 0, al);
             HD_T(0, 15, u);
             const int nv1 = sm->nvalid[u & 3];
             if (nv1 < HD_KEYS) hd_zero_rows(gk1, nv1, 0, tid);
             hd_rescale(C, al);
             hd_pin(C.o, 128);
-            hd_issue_pv_smem(C.o, sp, sk1, 0, p1); /* [PV_u P tile, PV_u rest] */
+            hd_issue_pv_smem(C.o, sp, sk1, 0); /* [PV_u P tile, PV_u rest] */
             if (t + 2 >= J.nt) {
                 HD_WGMMA_WAIT(0); /* [] */
                 hd_pin(C.o, 128);
-                hd_pay_pv(empty0, 1, 0, p1);
+                hd_pay_pv(empty0, 1, 0);
                 break;
             }
             const uint32_t par = (uint32_t)(((t + 2) >> 1) & 1);
@@ -1590,12 +1594,12 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                 hd_issue_s(C.s, sq, sk0, full0, par); /* [PV_u, PV_u, S_{t+2}] */
                 HD_WGMMA_WAIT(1);         /* [S_{t+2}] */
                 hd_pin(C.o, 128);
-                hd_pay_pv(empty0, 1, 0, p1);
+                hd_pay_pv(empty0, 1, 0);
                 HD_T(0, 14, u);
             } else { /* not yet: pay stage 1 first (consumer 1 waits for its reload) */
                 HD_WGMMA_WAIT(0); /* [] */
                 hd_pin(C.o, 128);
-                hd_pay_pv(empty0, 1, 0, p1);
+                hd_pay_pv(empty0, 1, 0);
                 HD_T(0, 14, u);
                 HD_T(0, 17, t + 2);
                 hd_mbar_wait(hd_fullc(full0, 0, 0), par);
@@ -1623,7 +1627,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
             for (;; t += 2) { /* pending: [S_u] */
                 const int u = t + 1;
                 HD_T(1, 13, t);
-                hd_take(sm, C, t, 0, r0, pready0, full0, 1, al, p1);
+                hd_take(sm, C, t, 0, r0, pready0, full0, 1, al);
                 HD_T(1, 15, t);
                 const int nv = sm->nvalid[t & 3];
                 if (nv < HD_KEYS) hd_zero_rows(gk0, nv, 1, tid);
@@ -1637,25 +1641,25 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                 hd_pin(C.o, 128);
                 /* P.V of t before the softmax of u: the softmax overlaps matrix work (running both
                    softmaxes of the pair side by side, u's fed by an early m_t, ran 10% slower) */
-                hd_issue_pv_smem(C.o, sp, sk0, 1, p1); /* [PV_t P tile, PV_t rest] */
+                hd_issue_pv_smem(C.o, sp, sk0, 1); /* [PV_t P tile, PV_t rest] */
                 HD_T(1, 20, u);
-                hd_softmax(p, J, sm, C, u, 1, pos, pos_min, r0, q4, al, 1, 1, p1, p1);
+                hd_softmax(p, J, sm, C, u, 1, pos, pos_min, r0, q4, al);
                 HD_T(1, 19, u);
                 const int nv1 = sm->nvalid[u & 3];
                 if (nv1 < HD_KEYS) hd_zero_rows(gk1, nv1, 1, tid);
                 HD_WGMMA_WAIT(1); /* [PV_t rest]: the P tile is free */
-                hd_publish(sm, sp, sk1, C, 1, r0, q4, tid, pready0 + 8u, p1);
+                hd_publish(sm, sp, sk1, C, 1, r0, q4, tid, pready0 + 8u);
                 HD_T(1, 12, u);
                 HD_WGMMA_WAIT(0); /* [] */
                 hd_pin(C.o, 128);
-                hd_pay_pv(empty0, 0, 1, p1);
+                hd_pay_pv(empty0, 0, 1);
                 HD_T(1, 14, t);
                 hd_rescale(C, al);
                 hd_pin(C.o, 128);
-                hd_issue_pv_regs(C.o, C.ph, C.pl, sk1, 1, p1); /* [PV_u] */
+                hd_issue_pv_regs(C.o, C.ph, C.pl, sk1, 1, 0); /* [PV_u] */
                 HD_WGMMA_WAIT(0);                          /* [] */
                 hd_pin(C.o, 128);
-                hd_pay_pv(empty0, 1, 1, p1);
+                hd_pay_pv(empty0, 1, 1);
                 HD_T(1, 14, u);
                 if (u + 2 >= J.nt) {
                     t += 2;
@@ -1679,20 +1683,20 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
             if (hd_mode(sm, 0)) xt = t;
         }
         if (xt == J.nt && t < J.nt) {
-            hd_take(sm, C, t, 0, r0, pready0, full0, 1, al, p1);
+            hd_take(sm, C, t, 0, r0, pready0, full0, 1, al);
             const int nv = sm->nvalid[t & 3];
             if (nv < HD_KEYS) hd_zero_rows(gk0, nv, 1, tid);
             hd_rescale(C, al);
             hd_pin(C.o, 128);
-            hd_issue_pv_smem(C.o, sp, sk0, 1, p1); /* [PV_t] */
+            hd_issue_pv_smem(C.o, sp, sk0, 1); /* [PV_t] */
             HD_WGMMA_WAIT(0);
             hd_pin(C.o, 128);
-            hd_pay_pv(empty0, 0, 1, p1);
+            hd_pay_pv(empty0, 0, 1);
         }
     }
 
-    if (xt < J.nt) hd_consumer_exact(p, J, sm, gbase, sbase, sm_u32, C, c, xt, pos, pos_min, r0, q4, p1);
-    hd_finish(p, J, sm, gbase, C, c, r0, q4, rv, tt, hh, p1);
+    if (xt < J.nt) hd_consumer_exact(p, J, sm, gbase, sbase, sm_u32, C, c, xt, pos, pos_min, r0, q4, 0);
+    hd_finish(p, J, sm, gbase, C, c, r0, q4, rv, tt, hh, 0);
 }
 
 /* ---- MLA_PRECISION_BF16_P: the seesaw with the row max passed ahead of P -------------------
@@ -1720,38 +1724,25 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
  * consumer 1 after its P.V, half 0 and the rope (P_u) by consumer 0 after its P.V. The FP8 exact
  * program (mode[], decided once per CTA) runs hd_consumer_exact for all tiles. */
 
-/* P (ph, 4 k-steps of m64k16 A fragments) -> the 64 x 64 bf16 tile at dst (128B swizzle) by stmatrix */
-MLA_DEV void hd_store_p(uint32_t dst, const uint32_t ph[16], int tid) {
-    const int lane = tid & 31, m = lane >> 3;
-    const int row = (tid >> 5) * 16 + (lane & 7) + 8 * (m & 1), ub = m >> 1;
-#pragma unroll
-    for (int ks = 0; ks < 4; ks++) hd_stmatrix_x4(dst + (uint32_t)(row * 128 + (((2 * ks + ub) ^ (row & 7)) << 4)), ph + 4 * ks);
-}
-/* O_c += P . V[:, 256c, 256c+256) with P (64 x 64 bf16) at sp in smem; one group */
-MLA_DEV void hd_issue_pv_sp(float o[128], uint32_t sp, uint32_t sk, int c) {
-    hd_opaque(sp);
-    const uint64_t dl = hd_desc(sp, 16, 1024), dv = hd_desc(sk + (uint32_t)c * 4 * HD_CHUNK, HD_CHUNK, 1024);
-    hd_wgmma_fence();
-#pragma unroll
-    for (int ks = 0; ks < HD_KEYS / 16; ks++)
-        hd_wgmma_n256t(o, hd_opaque64(dl) + (uint64_t)((ks * 32) >> 4), hd_opaque64(dv) + (uint64_t)((ks * 2048) >> 4));
-    hd_wgmma_commit();
-}
-MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, uint32_t sbase,
-                            uint32_t sm_u32, int c, int tid) {
-    const int warp = tid >> 5, lane = tid & 31, q4 = lane & 3;
-    const int r0 = warp * 16 + (lane >> 2); /* this thread's rows: r0 and r0 + 8 */
-    int pos[2], tt[2], hh[2], rv[2];
+/* the running max after consumer src's tile of pair k: wait for it (mready of src), a = 2^(m - m'),
+ * m = m', the row sums scaled by a (O is the caller's: hd_rescale once no wgmma is in flight) */
+MLA_DEV void hd_take_m(const hd_small *sm, hd_cstate &C, int src, int r0, uint32_t mready, int k, float a[2]) {
+    hd_mbar_wait(mready, (uint32_t)(k & 1));
 #pragma unroll
     for (int e = 0; e < 2; e++) {
-        const int R = J.row0 + r0 + 8 * e;
-        rv[e] = R < J.nrows;
-        const int i = rv[e] ? R / p.H : 0;
-        hh[e] = rv[e] ? R - i * p.H : 0;
-        tt[e] = J.q_start + i;
-        pos[e] = J.seq - J.q_len + i; /* bottom-right causal position */
+        const float mn = sm->xm[src][r0 + 8 * e];
+        a[e] = hd_ex2(C.m_run[e] - (mn == -INFINITY ? 0.f : mn));
+        C.m_run[e] = mn;
+        C.l_run[e] *= a[e];
+        C.lf_run[e] *= a[e];
     }
-    const int pos_min = J.seq - J.q_len + J.row0 / p.H; /* keys <= pos_min: visible to every row */
+}
+
+MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, uint32_t sbase,
+                            uint32_t sm_u32, int c, int tid) {
+    const int q4 = tid & 3, r0 = (tid >> 5) * 16 + ((tid & 31) >> 2); /* this thread's rows: r0 and r0 + 8 */
+    int pos[2], tt[2], hh[2], rv[2];
+    const int pos_min = hd_rows(p, J, r0, pos, tt, hh, rv);
     const uint32_t sq = sbase + HD_SQ, sp = sbase + HD_SP;
     const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full), full1 = full0 + 8u * HD_NCH;
     const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
@@ -1762,14 +1753,8 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
     uint8_t *const gk0 = gbase + HD_SK0, *const gk1 = gbase + HD_SK1;
 
     hd_cstate C;
-#pragma unroll
-    for (int i = 0; i < 128; i++) C.o[i] = 0.f;
-#pragma unroll
-    for (int i = 0; i < 32; i++) C.s[i] = 0.f;
-    C.m_run[0] = C.m_run[1] = -INFINITY;
-    C.l_run[0] = C.l_run[1] = 0.f;
-    C.lf_run[0] = C.lf_run[1] = 0.f;
-    float al[2], b[2];
+    hd_cstate_init(C);
+    float al[2];
 
     int exact = 0;
     if (J.nt > 0) {
@@ -1790,11 +1775,7 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
                 hd_pin(C.s, 32);
                 hd_pay(hd_emptyp(empty0, 0, 2)); /* the rope chunk of stage 0 may refill */
                 HD_T(0, 11, t);
-                if (p.dbg) { /* stage test: raw S out (keys past seq_len: whatever the rows held) */
-#pragma unroll
-                    for (int i = 0; i < 32; i++)
-                        p.dbg_out[(r0 + 8 * ((i >> 1) & 1)) * 64 + 8 * (i >> 2) + 2 * q4 + (i & 1)] = C.s[i];
-                }
+                if (p.dbg) hd_dbg_s(p, C, r0, q4);
                 hd_softmax(p, J, sm, C, t, 0, pos, pos_min, r0, q4, al, 1, 1, 1, 1);
                 if (q4 == 0) {
                     sm->xm[0][r0] = C.m_run[0];
@@ -1808,15 +1789,6 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
                 hd_fence_proxy_async();
                 hd_mbar_arrive(pready0);
                 HD_T(0, 12, t);
-                if (u >= J.nt) { /* the last tile, alone */
-                    hd_rescale(C, al);
-                    hd_pin(C.o, 128);
-                    hd_issue_pv_regs(C.o, C.ph, C.pl, sk0, 0, 1); /* [PV_t] */
-                    HD_WGMMA_WAIT(0);                          /* [] */
-                    hd_pin(C.o, 128);
-                    hd_pay(hd_emptyp(empty0, 0, 0));
-                    break;
-                }
                 hd_rescale(C, al);
                 hd_pin(C.o, 128);
                 hd_issue_pv_regs(C.o, C.ph, C.pl, sk0, 0, 1); /* [PV_t] */
@@ -1824,18 +1796,11 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
                 hd_pin(C.o, 128);
                 hd_pay(hd_emptyp(empty0, 0, 0));
                 HD_T(0, 14, t);
-                /* m1 after consumer 1's tile; P_t relative to it to the P tile */
-                hd_mbar_wait(mready0 + 8u, (uint32_t)(k & 1));
-            HD_T(0, 21, u);
-#pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    const float mn = sm->xm[1][r0 + 8 * e];
-                    b[e] = hd_ex2(C.m_run[e] - (mn == -INFINITY ? 0.f : mn));
-                    C.m_run[e] = mn;
-                    C.l_run[e] *= b[e];
-                    C.lf_run[e] *= b[e];
-                }
-                hd_rescale(C, b);
+                if (u >= J.nt) break; /* the last tile, alone */
+                /* m1 after consumer 1's tile: O_0 and the sums relative to it */
+                hd_take_m(sm, C, 1, r0, mready0 + 8u, k, al);
+                HD_T(0, 21, u);
+                hd_rescale(C, al);
                 hd_pin(C.o, 128);
                 /* P_u (consumer 1's tile) from the rope chunk of stage 1 */
                 HD_T(0, 13, u);
@@ -1872,16 +1837,8 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
             for (int k = 0;; k++) { /* pending: [S_u] */
                 const int t = 2 * k, u = t + 1;
                 /* m0 after consumer 0's tile: O_1 and the sums relative to it */
-                hd_mbar_wait(mready0, (uint32_t)(k & 1));
+                hd_take_m(sm, C, 0, r0, mready0, k, al);
                 HD_T(1, 21, t);
-#pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    const float mn = sm->xm[0][r0 + 8 * e];
-                    al[e] = hd_ex2(C.m_run[e] - (mn == -INFINITY ? 0.f : mn));
-                    C.m_run[e] = mn;
-                    C.l_run[e] *= al[e];
-                    C.lf_run[e] *= al[e];
-                }
                 HD_WGMMA_WAIT(0); /* []: S_u done (it ran under consumer 0's softmax) */
                 hd_pin(C.s, 32);
                 hd_pin(C.o, 128);
@@ -1929,15 +1886,7 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
         }
         if (!exact && (J.nt & 1)) { /* consumer 0's last tile t, alone: m0 as is, P_t V_t[:, half 1] */
             const int t = J.nt - 1, k = t >> 1;
-            hd_mbar_wait(mready0, (uint32_t)(k & 1));
-#pragma unroll
-            for (int e = 0; e < 2; e++) {
-                const float mn = sm->xm[0][r0 + 8 * e];
-                al[e] = hd_ex2(C.m_run[e] - (mn == -INFINITY ? 0.f : mn));
-                C.m_run[e] = mn;
-                C.l_run[e] *= al[e];
-                C.lf_run[e] *= al[e];
-            }
+            hd_take_m(sm, C, 0, r0, mready0, k, al);
             hd_rescale(C, al);
             hd_pin(C.o, 128);
             hd_mbar_wait(pready0, (uint32_t)(k & 1));
@@ -1998,7 +1947,7 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1) {
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(HD_CONSUMER_REGS));
         if (p1) hd_consumer_p1(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid);
-        else hd_consumer(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid, 0);
+        else hd_consumer(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid);
     }
 }
 
