@@ -134,6 +134,7 @@ static int all_configs(int cuda, bench_cfg *v, int cap) {
         { /* MLA_PRECISION_BF16_P (FlashMLA's numerics): the compute-bound and small-batch shapes */
             bench_cfg c;
             for (int s = 4096; s <= 32768; s *= 2) { c = mk(OP_DECODE, MLA_KV_BF16, 128, 128, 2, s, 0, 0); c.precision = MLA_PRECISION_BF16_P; ADD(c); }
+            c = mk(OP_DECODE, MLA_KV_BF16, 128, 128, 2, 8192, 0, 1); c.precision = MLA_PRECISION_BF16_P; ADD(c);
             c = mk(OP_DECODE, MLA_KV_BF16, 128, 128, 1, 8192, 0, 0); c.precision = MLA_PRECISION_BF16_P; ADD(c);
             c = mk(OP_DECODE, MLA_KV_BF16, 4, 128, 1, 32768, 0, 0); c.precision = MLA_PRECISION_BF16_P; ADD(c);
             c = mk(OP_DECODE, MLA_KV_FP8, 128, 128, 2, 8192, 0, 0); c.precision = MLA_PRECISION_BF16_P; ADD(c);

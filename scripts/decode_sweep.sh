@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 5 sweeps on the GPU machine (after scripts/gpu.sh has built build-gpu): decode page sizes,
 # small batches against the split count, prints one line per configuration.
-#   bash scripts/decode_sweep.sh [quick|pages|diag|bf16p|small|all]   (quick: one line per issue-5 shape)
+#   bash scripts/decode_sweep.sh [quick|sched|pages|diag|bf16p|small|all]   (quick: one line per issue-5 shape)
 set -uo pipefail
 B=${B:-build-gpu}
 what=${1:-all}
@@ -24,6 +24,22 @@ if [ "$what" = quick ]; then # the issue's shapes, one run each (tuning loop)
   bench "fp8 s_q=2 8K" X=1 -- --format fp8 --batch 128 --heads 128 --sq 2 --seqlen 8192
   bench "fp8 h16 16K" X=1 -- --format fp8 --batch 128 --heads 16 --sq 1 --seqlen 16384
   bench "bf16 page=16 8K" X=1 -- --batch 128 --heads 128 --sq 2 --seqlen 8192 --page-size 16
+fi
+if [ "$what" = sched ]; then # balanced schedule (default) against the uniform split, same build
+  for pr in spec bf16p; do
+    for sc in 1 0; do
+      bench "bf16 $pr s_q=2 8K sched=$sc" MLA_DECODE_SCHED=$sc -- --precision $pr --batch 128 --heads 128 --sq 2 --seqlen 8192
+      bench "bf16 $pr varlen 8K sched=$sc" MLA_DECODE_SCHED=$sc -- --precision $pr --batch 128 --heads 128 --sq 2 --seqlen 8192 --varlen
+      bench "bf16 $pr s_q=2 32K sched=$sc" MLA_DECODE_SCHED=$sc -- --precision $pr --batch 128 --heads 128 --sq 2 --seqlen 32768
+      bench "bf16 $pr s_q=1 8K sched=$sc" MLA_DECODE_SCHED=$sc -- --precision $pr --batch 128 --heads 128 --sq 1 --seqlen 8192
+      bench "bf16 $pr b=4 32K sched=$sc" MLA_DECODE_SCHED=$sc -- --precision $pr --batch 4 --heads 128 --sq 1 --seqlen 32768
+    done
+  done
+  for sc in 1 0; do
+    bench "bf16 h16 16K sched=$sc" MLA_DECODE_SCHED=$sc -- --batch 128 --heads 16 --sq 1 --seqlen 16384
+    bench "fp8 s_q=2 8K sched=$sc" MLA_DECODE_SCHED=$sc -- --format fp8 --batch 128 --heads 128 --sq 2 --seqlen 8192
+    bench "bf16 b=1 32K sched=$sc" MLA_DECODE_SCHED=$sc -- --batch 1 --heads 128 --sq 1 --seqlen 32768
+  done
 fi
 if [ "$what" = pages ] || [ "$what" = all ]; then
   for f in bf16 fp8; do

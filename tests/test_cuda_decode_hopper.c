@@ -826,6 +826,20 @@ static void run_all(h_rng *r) {
         c.scales = 1;
         if (!g_quick) run_case(r, &c);
     }
+    { /* the balanced schedule (automatic): very unequal requests, seq_len 0 with queries (a row
+         block without tiles inside the plan), short blocks packed several to a CTA, long ones cut
+         across many CTAs; both precisions, FP8; against the uniform split, run twice */
+        const int q[8] = {2, 2, 1, 3, 1, 2, 1, 2}, s[8] = {9000, 0, 1, 64, 3000, 130, 0, 2049};
+        hcase c = mk(128, 64, 1, 8, q, s);
+        c.sink_mode = 1;
+        c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 3;
+        c.twice = 1;
+        run_case(r, &c);
+        c.p1 = 1; c.H = 100; c.page = 16; c.twice = 0;
+        run_case(r, &c);
+        c.p1 = 0; c.fp8 = 1; c.H = 16; c.page = 64;
+        run_case(r, &c);
+    }
     if (g_quick) return;
     { /* MLA_PRECISION_BF16_P on the other producers and shapes: page 48 (TMA, 16-row boxes: four
          issuers refill the parts), page 61 (cp.async), H 100 (a masked last row block), causal

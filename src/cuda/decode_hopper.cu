@@ -141,6 +141,7 @@
 /* Tile constants (one block: change together)                                                 */
 
 #define HD_ROWS 64              /* query rows per CTA (wgmma M) */
+#define HD_SCHED_MAX_G 256      /* balanced schedule: most CTAs in its grid */
 #define HD_KEYS 64              /* keys per tile */
 #define HD_DK 576               /* key / q width */
 #define HD_DV 512               /* value width */
@@ -171,6 +172,12 @@
 #define HD_LAZY 8.0f             /* lazy running max: see hd_softmax */
 #define HD_SMEM_LIMIT 232448    /* sharedMemPerBlockOptin on H100 / H200 (227 KB) */
 
+/* What one CTA works on: a segment (row block x tile range; thread 0 finds it, hd_small.job). */
+typedef struct hd_job {
+    int b, q_start, q_len, nrows, row0, seq, t_begin, nt, split;
+    int part; /* balanced schedule: -1 = the whole row block (write out), else its partial's index */
+} hd_job;
+
 typedef struct hd_small {
     uint64_t full[2][HD_NCH];   /* mbarrier per stage and chunk: the chunk loaded (TMA: one arrival + tx bytes per
                                    issuer; FP8: one arrival per producer warp as its phases end; cp.async: one
@@ -192,6 +199,9 @@ typedef struct hd_small {
     int32_t mode[2];            /* FP8: per stage, 1 = the tile holds raw e4m3 values (scales not applied:
                                    some scale of its pair is not a power of two) -> exact program */
     uint64_t pbar;              /* FP8: mbarrier over the 128 producer threads (phase barrier) */
+    hd_job job;                 /* the segment now running (thread 0 finds it) */
+    int64_t sc_w, sc_first, sc_slot; /* balanced schedule: W, the CTA's first row block, next slot */
+    int32_t sc_g, sc_more;      /* CTAs of the plan; 1 while a segment is to run */
 } hd_small;
 
 #define HD_SMEM_BYTES (1024 + HD_BIG + (int)sizeof(hd_small)) /* 1024: alignment slack */
@@ -246,12 +256,18 @@ typedef struct hd_params {
     const float *sigma;         /* ra: [num_pages, sig_st] */
     int64_t sig_st;
     const float *qsig;          /* ra: [T] */
+    /* balanced schedule (sched = 1; see hd_sched_next): the plan in the workspace */
+    int32_t sched;
+    int32_t G;                  /* CTAs of the decode grid (the plan may use fewer: plan[1]) */
+    int32_t c0;                 /* a segment's fixed cost in tile units */
+    int32_t min_units;          /* the plan gives each CTA at least this much cost */
+    int64_t NS;                 /* row-block slots: T * H / 64 + B */
+    int64_t *cum;               /* [NS + 1] prefix sums of the slots' costs */
+    int64_t *plan;              /* [2]: W = cum[NS], G' (CTAs used) */
+    float *ws_po;               /* [2 G, 64, 512] f32 partials (already / l) */
+    float *ws_plse;             /* [2 G, 64] f32 partial lse2 */
 } hd_params;
 
-/* What one CTA works on (every thread computes the same values). */
-typedef struct hd_job {
-    int b, q_start, q_len, nrows, row0, seq, t_begin, nt, split;
-} hd_job;
 
 /* ------------------------------------------------------------------------------------------ */
 /* Timeline trace (build with -DHD_TRACE; mla_cuda_decode_hopper_trace_dump writes it out):     */
@@ -525,9 +541,10 @@ MLA_DEV int64_t hd_slot_of(const hd_params &p, int b) {
     return (int64_t)hd_clamp(p.q_off[b], 0, p.T) * p.H / HD_ROWS + b;
 }
 
-/* 0 when this CTA has no rows (slot past its request's blocks) */
-MLA_DEV int hd_find_job(const hd_params &p, hd_job *J) {
-    const int64_t slot = blockIdx.x;
+/* The row block at a row-block slot (grid.x of the unsplit layout): 0 when the slot has no rows
+ * (past its request's blocks); else J->b .. J->seq filled and the visible key tiles returned in
+ * *ntiles (key_end = seq_len, or under causal the block's last row's pos + 1). */
+MLA_DEV int hd_slot_job(const hd_params &p, int64_t slot, hd_job *J, int *ntiles) {
     if (p.B < 1) return 0;
     int lo = 0, hi = p.B - 1; /* largest b with slot_of(b) <= slot (slot_of strictly increasing) */
     while (lo < hi) {
@@ -550,13 +567,76 @@ MLA_DEV int hd_find_job(const hd_params &p, hd_job *J) {
     int key_end = J->seq;
     if (p.causal) key_end = min(key_end, J->seq - J->q_len + i_last + 1);
     if (key_end < 0) key_end = 0;
-    const int ntiles = (key_end + HD_KEYS - 1) / HD_KEYS;
+    *ntiles = (key_end + HD_KEYS - 1) / HD_KEYS;
+    return 1;
+}
+
+/* Uniform split (p.sched == 0): CTA (x, y) = slot x, split y of nsplit equal tile ranges.
+ * 0 when this CTA has no rows (slot past its request's blocks). */
+MLA_DEV int hd_find_job(const hd_params &p, hd_job *J) {
+    int ntiles;
+    if (!hd_slot_job(p, blockIdx.x, J, &ntiles)) return 0;
     const int tps = (ntiles + p.nsplit - 1) / p.nsplit;
     J->split = blockIdx.y;
+    J->part = -1;
     J->t_begin = J->split * tps;
     J->nt = max(0, min(ntiles, J->t_begin + tps) - J->t_begin);
     if (p.dbg) J->nt = min(J->nt, 1);
     return 1;
+}
+
+/* Balanced schedule (p.sched == 1, FlashMLA's idea, our code): the plan kernel lays every row
+ * block's work on one line, cost(slot) = c0 + tiles (c0: a segment's fixed cost in tile units:
+ * Q load, pipeline fill, output), cum[slot] its prefix sums, W = cum[NS] the total; CTA i of the
+ * plan's G takes the cost interval [s_i, s_{i+1}), s_i = i * W / G: the tiles of each row block
+ * that fall inside it (tile j of the block at position cum[slot] + c0 + j). A row block wholly
+ * inside one CTA writes the output; else each CTA writes an f32 partial into part 2i (the
+ * block it starts in) or 2i + 1 (the block it ends in: only the first and the last block of a CTA
+ * can be cut) and hd_combine_kernel_sched merges them. A row block without tiles (seq_len 0)
+ * belongs to the CTA whose interval holds cum[slot]. */
+MLA_DEV int64_t hd_sched_s(int64_t i, int64_t W, int G) { return i * W / G; }
+
+/* largest slot with cum[slot] <= x (x < W): the row block whose cost interval holds x */
+MLA_DEV int64_t hd_sched_slot(const hd_params &p, int64_t x) {
+    int64_t lo = 0, hi = p.NS - 1;
+    while (lo < hi) {
+        const int64_t mid = (lo + hi + 1) >> 1;
+        if (p.cum[mid] <= x) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+/* the CTA whose interval [s_i, s_{i+1}) holds x (0 <= x < W) */
+MLA_DEV int hd_sched_cta(int64_t x, int64_t W, int G) {
+    int i = (int)(x * G / W);
+    while (i + 1 < G && hd_sched_s(i + 1, W, G) <= x) i++;
+    while (i > 0 && hd_sched_s(i, W, G) > x) i--;
+    return i;
+}
+
+/* The next segment of CTA i at or after *slot: 1 with J filled and *slot moved past it, 0 when
+ * none is left. first = the CTA's first row block (rb_start), for the partial's index. */
+MLA_DEV int hd_sched_next(const hd_params &p, int i, int64_t W, int G, int64_t first, int64_t *slot, hd_job *J) {
+    const int64_t s0 = hd_sched_s(i, W, G), s1 = hd_sched_s(i + 1, W, G);
+    for (; *slot < p.NS; ++*slot) {
+        const int64_t sl = *slot, c = p.cum[sl];
+        if (c >= s1) return 0;
+        if (p.cum[sl + 1] == c) continue; /* no rows */
+        int ntiles;
+        if (!hd_slot_job(p, sl, J, &ntiles)) continue;
+        const int64_t x0 = c + p.c0;
+        const int lo = (int)min((int64_t)ntiles, max((int64_t)0, s0 - x0));
+        const int hi = (int)min((int64_t)ntiles, max((int64_t)0, s1 - x0));
+        if (lo == hi && !(ntiles == 0 && c >= s0)) continue;
+        J->t_begin = lo;
+        J->nt = hi - lo;
+        J->split = 0;
+        J->part = (lo == 0 && hi == ntiles) ? -1 : (int)(2 * i + (sl == first ? 0 : 1));
+        ++*slot;
+        return 1;
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1488,7 +1568,14 @@ MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_
         const int t = tt[e], h = hh[e];
         const float inv_l = lt[e] > 0.f ? 1.f / lt[e] : 0.f;
         const int cbase = 256 * c + 2 * q4;
-        if (p.nsplit == 1) {
+        if (J.part >= 0) { /* balanced schedule, a cut row block: partial row (part, r) */
+            const int64_t prow = (int64_t)J.part * HD_ROWS + r0 + 8 * e;
+            float *po = p.ws_po + prow * HD_DV + cbase;
+#pragma unroll
+            for (int i = 0; i < 32; i++)
+                *(float2 *)(po + 8 * i) = make_float2(o[4 * i + 2 * e] * inv_l, o[4 * i + 2 * e + 1] * inv_l);
+            if (c == 0 && q4 == 0) p.ws_plse[prow] = lt[e] > 0.f ? m_run[e] + log2f(lft[e]) : -INFINITY;
+        } else if (p.nsplit == 1) {
             float f = inv_l, lse = INFINITY;
             if (lt[e] > 0.f) {
                 lse = (m_run[e] + log2f(lft[e])) * 0.69314718055994531f;
@@ -1906,15 +1993,48 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
 /* ------------------------------------------------------------------------------------------ */
 /* Kernel                                                                                      */
 
-/* p1 = 1: MLA_PRECISION_BF16_P (P as one bf16 term; the exact FP8 program keeps both terms) */
+/* (Re)initializes the CTA's mbarriers (thread 0; a balanced-schedule CTA does it again before
+ * each segment, once every barrier of the last one is quiet: all its arrivals and copies done). */
+MLA_DEV void hd_init_bars(const hd_params &p, hd_small *sm, uint32_t sm_u32, int again) {
+    uint32_t bars[2 * HD_NCH + 2 * HD_PARTS + 2 + 1 + 1 + 2 + 2];
+    int n = 0;
+    for (int i = 0; i < 2; i++) {
+        for (int c = 0; c < HD_NCH; c++) bars[n++] = hd_fullc(sm_u32 + (uint32_t)offsetof(hd_small, full), i, c);
+        for (int q = 0; q < HD_PARTS; q++) bars[n++] = hd_emptyp(sm_u32 + (uint32_t)offsetof(hd_small, empty), i, q);
+        bars[n++] = sm_u32 + (uint32_t)offsetof(hd_small, landed) + 8u * i;
+        bars[n++] = sm_u32 + (uint32_t)offsetof(hd_small, pready) + 8u * i;
+        bars[n++] = sm_u32 + (uint32_t)offsetof(hd_small, mready) + 8u * i;
+    }
+    bars[n++] = sm_u32 + (uint32_t)offsetof(hd_small, qfull);
+    bars[n++] = sm_u32 + (uint32_t)offsetof(hd_small, pbar);
+    if (again)
+        for (int k = 0; k < n; k++) asm volatile("mbarrier.inval.shared::cta.b64 [%0];\n" ::"r"(bars[k]) : "memory");
+    for (int i = 0; i < 2; i++) {
+        for (int c = 0; c < HD_NCH; c++)
+            hd_mbar_init(hd_fullc(sm_u32 + (uint32_t)offsetof(hd_small, full), i, c),
+                         p.fp8 ? 4 : (p.tma ? HD_KEYS / p.box : 2)); /* FP8 / cp.async: one per producer warp */
+        for (int q = 0; q < HD_PARTS; q++) hd_mbar_init(hd_emptyp(sm_u32 + (uint32_t)offsetof(hd_small, empty), i, q), 128);
+        hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, landed) + 8u * i, HD_KEYS / p.box);
+        sm->mode[i] = 0;
+    }
+    hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, qfull), 64);
+    hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, pbar), 128);
+    for (int i = 0; i < 2; i++) {
+        hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, pready) + 8u * i, 128);
+        hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, mready) + 8u * i, 128);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); /* visible to the TMA unit */
+}
+
+/* p1 = 1: MLA_PRECISION_BF16_P (P as one bf16 term; the exact FP8 program keeps both terms).
+ * One segment (row block x tile range) per pass; the uniform split has exactly one, a balanced-
+ * schedule CTA its list (hd_sched_next). Thread 0 finds the next segment and re-arms the barriers
+ * between passes; the job goes through shared memory (no schedule state live in the roles). */
 MLA_DEV void hd_decode_body(const hd_params &p, const int p1) {
     extern __shared__ __align__(1024) uint8_t hd_smem_raw[];
     /* the combine grid (launched as a programmatic dependent) may start its launch now; it waits
        in griddepcontrol.wait for this whole grid to complete */
-    if (p.nsplit > 1) asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-    hd_job J;
-    if (!hd_find_job(p, &J)) return; /* uniform over the CTA */
-
+    if (p.nsplit > 1 || p.sched) asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
     const uint32_t raw = smem_u32(hd_smem_raw);
     const uint32_t sbase = (raw + 1023u) & ~1023u; /* swizzle atoms need 1024-byte alignment */
     uint8_t *gbase = hd_smem_raw + (sbase - raw);
@@ -1922,32 +2042,57 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1) {
     const uint32_t sm_u32 = sbase + HD_BIG;
 
     if (threadIdx.x == 0) {
-        for (int i = 0; i < 2; i++) {
-            for (int c = 0; c < HD_NCH; c++)
-                hd_mbar_init(hd_fullc(sm_u32 + (uint32_t)offsetof(hd_small, full), i, c),
-                             p.fp8 ? 4 : (p.tma ? HD_KEYS / p.box : 2)); /* FP8 / cp.async: one per producer warp */
-            for (int q = 0; q < HD_PARTS; q++) hd_mbar_init(hd_emptyp(sm_u32 + (uint32_t)offsetof(hd_small, empty), i, q), 128);
-            hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, landed) + 8u * i, HD_KEYS / p.box);
-            sm->mode[i] = 0;
+        hd_job J0;
+        int has;
+        if (p.sched) {
+            asm volatile("griddepcontrol.wait;\n" ::: "memory"); /* the plan kernel's cum[] and plan[] */
+            sm->sc_w = p.plan[0];
+            sm->sc_g = (int32_t)p.plan[1];
+            has = (int64_t)blockIdx.x < sm->sc_g;
+            if (has) {
+                sm->sc_first = sm->sc_slot = hd_sched_slot(p, hd_sched_s(blockIdx.x, sm->sc_w, sm->sc_g));
+                has = hd_sched_next(p, blockIdx.x, sm->sc_w, sm->sc_g, sm->sc_first, &sm->sc_slot, &J0);
+            }
+        } else has = hd_find_job(p, &J0);
+        sm->sc_more = has;
+        if (has) {
+            sm->job = J0;
+            hd_init_bars(p, sm, sm_u32, 0);
         }
-        hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, qfull), 64);
-        hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, pbar), 128);
-        for (int i = 0; i < 2; i++) {
-            hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, pready) + 8u * i, 128);
-            hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, mready) + 8u * i, 128);
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); /* visible to the TMA unit */
     }
     __syncthreads();
+    if (!sm->sc_more) return; /* uniform over the CTA */
 
+    /* each role keeps its own loop under its setmaxnreg (code reached from both gets the 168-register
+       cap: spills); the loop's exit comes from a barrier reduction, uniform for ptxas (a branch on a
+       shared-memory value made it serialize every wgmma, C7520) */
     const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
     if (wg == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(HD_PRODUCER_REGS));
-        hd_producer(p, J, sm, gbase, sbase, sm_u32, tid, p1);
+        for (;;) {
+            hd_producer(p, sm->job, sm, gbase, sbase, sm_u32, tid, p1);
+            if (!p.sched) break;
+            __syncthreads(); /* the segment is over for everyone: its barriers are quiet */
+            int more = 0;
+            if (tid == 0) {
+                hd_job J1;
+                more = hd_sched_next(p, blockIdx.x, sm->sc_w, sm->sc_g, sm->sc_first, &sm->sc_slot, &J1);
+                if (more) {
+                    sm->job = J1;
+                    hd_init_bars(p, sm, sm_u32, 1);
+                }
+            }
+            if (!__syncthreads_or(more)) break;
+        }
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(HD_CONSUMER_REGS));
-        if (p1) hd_consumer_p1(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid);
-        else hd_consumer(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid);
+        for (;;) {
+            if (p1) hd_consumer_p1(p, sm->job, sm, gbase, sbase, sm_u32, wg - 1, tid);
+            else hd_consumer(p, sm->job, sm, gbase, sbase, sm_u32, wg - 1, tid);
+            if (!p.sched) break;
+            __syncthreads();
+            if (!__syncthreads_or(0)) break;
+        }
     }
 }
 
@@ -2005,6 +2150,142 @@ __global__ void __launch_bounds__(128) hd_combine_kernel_v2(const hd_params p) {
     if (W > 0.f) {
         lse = (M + log2f(W)) * 0.69314718055994531f;
         f = 1.f / W;
+        if (p.sink) f *= 1.f / (1.f + expf(p.sink[h] - lse));
+    }
+    uint16_t *orow = p.out + (int64_t)t * p.o_st + (int64_t)h * p.o_sh + 4 * tid;
+    *(uint32_t *)orow = pack_bf16x2(acc.x * f, acc.y * f);
+    *(uint32_t *)(orow + 2) = pack_bf16x2(acc.z * f, acc.w * f);
+    if (p.lse && tid == 0) p.lse[(int64_t)t * p.lse_st + h] = lse;
+}
+
+/* Balanced schedule: the plan (one CTA of 1024 threads). cost(slot) = c0 + visible tiles for a
+ * row block, 0 for an empty slot; cum[] = exclusive prefix sums (cum[NS] = W); plan[1] = G' = the
+ * CTAs used, at most G and at least one per min_units of cost. The decode grid starts as its
+ * programmatic dependent and waits for it in griddepcontrol.wait. */
+__global__ void __launch_bounds__(1024) hd_plan_kernel(const hd_params p) {
+    __shared__ int64_t wsum[32];
+    __shared__ int64_t carry;
+    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    if (tid == 0) carry = 0;
+    __syncthreads();
+    for (int64_t base = 0; base < p.NS; base += 1024) {
+        const int64_t slot = base + tid;
+        int64_t cost = 0;
+        hd_job J;
+        int ntiles;
+        if (slot < p.NS && hd_slot_job(p, slot, &J, &ntiles)) cost = (int64_t)p.c0 + ntiles;
+        int64_t x = cost; /* inclusive scan: warp, then the warps' sums */
+#pragma unroll
+        for (int d = 1; d < 32; d <<= 1) {
+            const int64_t y = __shfl_up_sync(0xffffffffu, x, d);
+            if (lane >= d) x += y;
+        }
+        if (lane == 31) wsum[warp] = x;
+        __syncthreads();
+        if (warp == 0) {
+            int64_t w = wsum[lane];
+#pragma unroll
+            for (int d = 1; d < 32; d <<= 1) {
+                const int64_t y = __shfl_up_sync(0xffffffffu, w, d);
+                if (lane >= d) w += y;
+            }
+            wsum[lane] = w;
+        }
+        __syncthreads();
+        const int64_t incl = carry + x + (warp ? wsum[warp - 1] : 0);
+        if (slot < p.NS) p.cum[slot] = incl - cost;
+        __syncthreads(); /* carry read by everyone */
+        if (tid == 1023) carry = incl;
+        __syncthreads();
+    }
+    if (tid == 0) {
+        const int64_t W = carry;
+        p.cum[p.NS] = W;
+        int64_t g = W / (p.min_units > 0 ? p.min_units : 1);
+        g = g < 1 ? 1 : (g > p.G ? p.G : g);
+        p.plan[0] = W;
+        p.plan[1] = g;
+    }
+}
+
+/* Balanced schedule combine: one CTA of 128 threads per (t, h) row; rows of row blocks that one
+ * CTA did whole exit at once. The partials of a cut block come from CTAs i_a .. i_b (those whose
+ * interval meets the block's tiles), part 2i if the block is CTA i's first, else 2i + 1. */
+__global__ void __launch_bounds__(128) hd_combine_kernel_sched(const hd_params p) {
+    __shared__ float wsh[HD_SCHED_MAX_G];
+    __shared__ int psh[HD_SCHED_MAX_G];
+    __shared__ float red[4];
+    __shared__ int np_sh;
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+    const int64_t row = blockIdx.x;
+    const int tid = threadIdx.x, lane = tid & 31;
+    const int t = (int)(row / p.H), h = (int)(row - (int64_t)t * p.H);
+    /* request of token t: largest b with q_off[b] <= t */
+    int lo = 0, hi = p.B - 1;
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) >> 1;
+        if (p.q_off[mid] <= t) lo = mid;
+        else hi = mid - 1;
+    }
+    const int b = lo;
+    const int64_t R = (int64_t)(t - hd_clamp(p.q_off[b], 0, p.T)) * p.H + h;
+    const int64_t slot = hd_slot_of(p, b) + R / HD_ROWS;
+    const int r = (int)(R % HD_ROWS);
+    hd_job J;
+    int ntiles;
+    if (!hd_slot_job(p, slot, &J, &ntiles) || ntiles == 0) return;
+    const int64_t W = p.plan[0];
+    const int G = (int)p.plan[1];
+    const int64_t x0 = p.cum[slot] + p.c0, x1 = x0 + ntiles;
+    const int ia = hd_sched_cta(x0, W, G), ib = hd_sched_cta(x1 - 1, W, G);
+    if (ia == ib) return; /* written whole by CTA ia */
+    if (tid == 0) {
+        int n = 0;
+        for (int i = ia; i <= ib; i++) {
+            const int64_t a = max(hd_sched_s(i, W, G), x0), e = min(hd_sched_s(i + 1, W, G), x1);
+            if (a >= e) continue;
+            psh[n++] = 2 * i + (hd_sched_slot(p, hd_sched_s(i, W, G)) == slot ? 0 : 1);
+        }
+        np_sh = n;
+    }
+    __syncthreads();
+    const int ns = np_sh;
+    float M = -INFINITY;
+    for (int k = tid; k < ns; k += 128) M = fmaxf(M, p.ws_plse[(int64_t)psh[k] * HD_ROWS + r]);
+#pragma unroll
+    for (int k = 16; k >= 1; k >>= 1) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, k));
+    if (lane == 0) red[tid >> 5] = M;
+    __syncthreads();
+    M = fmaxf(fmaxf(red[0], red[1]), fmaxf(red[2], red[3]));
+    float W8 = 0.f;
+    for (int k = tid; k < ns; k += 128) {
+        const float ls = p.ws_plse[(int64_t)psh[k] * HD_ROWS + r];
+        const float w = (M == -INFINITY || ls == -INFINITY) ? 0.f : exp2f(ls - M);
+        wsh[k] = w;
+        W8 += w;
+    }
+#pragma unroll
+    for (int k = 16; k >= 1; k >>= 1) W8 += __shfl_xor_sync(0xffffffffu, W8, k);
+    __syncthreads(); /* red[] read by everyone, wsh[] written */
+    if (lane == 0) red[tid >> 5] = W8;
+    __syncthreads();
+    W8 = red[0] + red[1] + red[2] + red[3];
+    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll 4
+    for (int k = 0; k < ns; k++) {
+        const float ws = wsh[k];
+        if (ws == 0.f) continue;
+        const float4 v = __ldcs((const float4 *)(p.ws_po + ((int64_t)psh[k] * HD_ROWS + r) * HD_DV + 4 * tid));
+        acc.x += ws * v.x;
+        acc.y += ws * v.y;
+        acc.z += ws * v.z;
+        acc.w += ws * v.w;
+    }
+    float f = 0.f, lse = INFINITY;
+    if (W8 > 0.f) {
+        lse = (M + log2f(W8)) * 0.69314718055994531f;
+        f = 1.f / W8;
         if (p.sink) f *= 1.f / (1.f + expf(p.sink[h] - lse));
     }
     uint16_t *orow = p.out + (int64_t)t * p.o_st + (int64_t)h * p.o_sh + 4 * tid;
@@ -2095,6 +2376,42 @@ static int hd_make_kv_map(const mla_decode_args *a, int box_rows, CUtensorMap *m
                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
+/* The balanced schedule's knobs: G (CTAs) from the SM count; c0 and min_units in tile units
+ * (MLA_DECODE_SEG_COST, MLA_DECODE_MIN_UNITS: tuning knobs, read once). */
+static int hd_sched_g(const mla_ctx *ctx) {
+    const int sms = ctx && ctx->sm_count > 0 ? ctx->sm_count : 132;
+    return sms < HD_SCHED_MAX_G ? sms : HD_SCHED_MAX_G;
+}
+static int hd_sched_c0(void) {
+    static int v = -1;
+    const int e = hd_env_int("MLA_DECODE_SEG_COST", &v);
+    return e > 0 ? e : 2;
+}
+static int hd_sched_min_units(void) {
+    static int v = -1;
+    const int e = hd_env_int("MLA_DECODE_MIN_UNITS", &v);
+    return e > 0 ? e : 12;
+}
+
+/* 1 when an automatic call runs the balanced schedule (MLA_DECODE_SCHED=0 or a forced split count
+ * through MLA_DECODE_SPLITS: the uniform split instead) */
+static int hd_use_sched(void) {
+    static int v = -1, fs = -1;
+    const char *e = getenv("MLA_DECODE_SCHED");
+    if (v < 0) v = (e && atoi(e) == 0) ? 0 : 1;
+    return v && hd_env_int("MLA_DECODE_SPLITS", &fs) < 1;
+}
+
+/* balanced schedule scratch: plan[2] | cum[NS + 1] | partials [2G, 64, 512] f32 | lse2 [2G, 64] */
+static int64_t hd_num_slots(const mla_decode_args *a) {
+    return (int64_t)a->num_tokens * a->num_heads / HD_ROWS + a->batch.num_requests;
+}
+static size_t hd_sched_ws_bytes(const mla_ctx *ctx, const mla_decode_args *a) {
+    const size_t G = (size_t)hd_sched_g(ctx);
+    return 256 + 256 + hd_align((size_t)(hd_num_slots(a) + 1) * 8) + hd_align(2 * G * HD_ROWS * HD_DV * 4) +
+           hd_align(2 * G * HD_ROWS * 4);
+}
+
 static size_t hd_ws_bytes(const mla_decode_args *a, int nsplit) {
     if (nsplit <= 1 || a->num_tokens <= 0) return 0;
     const size_t rows = (size_t)a->num_tokens * (size_t)a->num_heads * (size_t)nsplit;
@@ -2102,11 +2419,12 @@ static size_t hd_ws_bytes(const mla_decode_args *a, int nsplit) {
 }
 
 extern "C" int mla_cuda_decode_hopper_splits(const mla_ctx *ctx, const mla_decode_args *a) {
-    return hd_auto_splits(ctx, a);
+    return hd_use_sched() ? 0 : hd_auto_splits(ctx, a);
 }
 
 extern "C" size_t mla_cuda_decode_hopper_workspace_ex(const mla_ctx *ctx, const mla_decode_args *a, int num_splits) {
-    if (!a) return 0;
+    if (!a || a->num_tokens <= 0 || a->batch.num_requests < 1) return 0;
+    if (num_splits == 0 && hd_use_sched()) return hd_sched_ws_bytes(ctx, a);
     return hd_ws_bytes(a, num_splits > 0 ? num_splits : hd_auto_splits(ctx, a));
 }
 
@@ -2149,7 +2467,8 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     if (a->num_tokens <= 0) return MLA_OK;
     if (num_splits < 0 || num_splits > MLA_HD_MAX_SPLITS)
         return mla_core_fail(ctx, MLA_ERR_INVALID_ARG, "decode (hopper kernel): num_splits %d", num_splits);
-    const int nsplit = dbg ? 1 : (num_splits > 0 ? num_splits : hd_auto_splits(ctx, a));
+    const int sched = !dbg && num_splits == 0 && hd_use_sched() && a->batch.num_requests >= 1;
+    const int nsplit = dbg || sched ? 1 : (num_splits > 0 ? num_splits : hd_auto_splits(ctx, a));
 
     hd_params p;
     memset(&p, 0, sizeof p);
@@ -2198,12 +2517,23 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     p.tma = hd_make_kv_map(a, p.box, &p.kv_map, &p.kv_map2, &p.kv_map3);
     if (!p.tma) p.box = HD_KEYS;
 
-    const size_t need = hd_ws_bytes(a, nsplit);
-    if (need) {
-        if (!a->workspace || a->workspace_bytes < need)
-            return mla_core_fail(ctx, MLA_ERR_INVALID_ARG,
-                                 "decode: workspace_bytes %zu < %zu needed (see mla_decode_workspace_size)",
-                                 a->workspace ? a->workspace_bytes : (size_t)0, need);
+    const size_t need = sched ? hd_sched_ws_bytes(ctx, a) : hd_ws_bytes(a, nsplit);
+    if (need && (!a->workspace || a->workspace_bytes < need))
+        return mla_core_fail(ctx, MLA_ERR_INVALID_ARG,
+                             "decode: workspace_bytes %zu < %zu needed (see mla_decode_workspace_size)",
+                             a->workspace ? a->workspace_bytes : (size_t)0, need);
+    if (sched) {
+        p.sched = 1;
+        p.G = hd_sched_g(ctx);
+        p.c0 = hd_sched_c0();
+        p.min_units = hd_sched_min_units();
+        p.NS = hd_num_slots(a);
+        uint8_t *w = (uint8_t *)(((uintptr_t)a->workspace + 255) & ~(uintptr_t)255);
+        p.plan = (int64_t *)w;
+        p.cum = (int64_t *)(w + 256);
+        p.ws_po = (float *)(w + 256 + hd_align((size_t)(p.NS + 1) * 8));
+        p.ws_plse = (float *)((uint8_t *)p.ws_po + hd_align(2 * (size_t)p.G * HD_ROWS * HD_DV * 4));
+    } else if (need) {
         const size_t rows = (size_t)p.T * (size_t)p.H * (size_t)nsplit;
         uint8_t *w = (uint8_t *)(((uintptr_t)a->workspace + 255) & ~(uintptr_t)255);
         p.ws_o = (float *)w;
@@ -2216,6 +2546,29 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     MLA_CUDA_TRY(ctx, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, HD_SMEM_BYTES),
                  "decode (hopper): shared memory attribute");
     const int64_t slots = (int64_t)p.T * p.H / HD_ROWS + p.B;
+    cudaLaunchAttribute pdl[1];
+    pdl[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    pdl[0].val.programmaticStreamSerializationAllowed = 1;
+    if (sched) { /* plan, then the decode grid as its programmatic dependent */
+        hd_plan_kernel<<<1, 1024, 0, stream>>>(p);
+        MLA_CUDA_LAUNCHED(ctx, "decode (hopper) plan");
+        cudaLaunchConfig_t cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.gridDim = dim3((unsigned)p.G, 1u, 1u);
+        cfg.blockDim = dim3(HD_THREADS, 1u, 1u);
+        cfg.dynamicSmemBytes = HD_SMEM_BYTES;
+        cfg.stream = stream;
+        cfg.attrs = pdl;
+        cfg.numAttrs = 1;
+        MLA_CUDA_TRY(ctx, cudaLaunchKernelEx(&cfg, kern, p), "decode (hopper) kernel launch");
+        MLA_CUDA_LAUNCHED(ctx, "decode (hopper) kernel");
+        cfg.gridDim = dim3((unsigned)((int64_t)p.T * p.H), 1u, 1u);
+        cfg.blockDim = dim3(128u, 1u, 1u);
+        cfg.dynamicSmemBytes = 0;
+        MLA_CUDA_TRY(ctx, cudaLaunchKernelEx(&cfg, hd_combine_kernel_sched, p), "decode (hopper) combine launch");
+        MLA_CUDA_LAUNCHED(ctx, "decode (hopper) combine");
+        return MLA_OK;
+    }
     dim3 grid(dbg ? 1u : (unsigned)slots, (unsigned)nsplit, 1u);
     kern<<<grid, HD_THREADS, HD_SMEM_BYTES, stream>>>(p);
     MLA_CUDA_LAUNCHED(ctx, "decode (hopper) kernel");
