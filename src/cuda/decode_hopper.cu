@@ -141,7 +141,7 @@
 /* Tile constants (one block: change together)                                                 */
 
 #define HD_ROWS 64              /* query rows per CTA (wgmma M) */
-#define HD_SCHED_MAX_G 256      /* balanced schedule: most CTAs in its grid */
+#define HD_SCHED_MAX_P 256      /* balanced schedule: most parts */
 #define HD_KEYS 64              /* keys per tile */
 #define HD_DK 576               /* key / q width */
 #define HD_DV 512               /* value width */
@@ -200,8 +200,9 @@ typedef struct hd_small {
                                    some scale of its pair is not a power of two) -> exact program */
     uint64_t pbar;              /* FP8: mbarrier over the 128 producer threads (phase barrier) */
     hd_job job;                 /* the segment now running (thread 0 finds it) */
-    int64_t sc_w, sc_first, sc_slot; /* balanced schedule: W, the CTA's first row block, next slot */
-    int32_t sc_g, sc_more;      /* CTAs of the plan; 1 while a segment is to run */
+    int64_t sc_w, sc_next;      /* balanced schedule: W, the next request (fallback: slot) to look at */
+    int32_t sc_p, sc_first, sc_fb, sc_more; /* parts used, the part's first request, fallback, 1 while a
+                                   segment is to run */
 } hd_small;
 
 #define HD_SMEM_BYTES (1024 + HD_BIG + (int)sizeof(hd_small)) /* 1024: alignment slack */
@@ -258,14 +259,14 @@ typedef struct hd_params {
     const float *qsig;          /* ra: [T] */
     /* balanced schedule (sched = 1; see hd_sched_next): the plan in the workspace */
     int32_t sched;
-    int32_t G;                  /* CTAs of the decode grid (the plan may use fewer: plan[1]) */
+    int32_t L, P;               /* lanes (row blocks of a request), parts (the plan may use fewer: plan[1]) */
     int32_t c0;                 /* a segment's fixed cost in tile units */
-    int32_t min_units;          /* the plan gives each CTA at least this much cost */
-    int64_t NS;                 /* row-block slots: T * H / 64 + B */
-    int64_t *cum;               /* [NS + 1] prefix sums of the slots' costs */
-    int64_t *plan;              /* [2]: W = cum[NS], G' (CTAs used) */
-    float *ws_po;               /* [2 G, 64, 512] f32 partials (already / l) */
-    float *ws_plse;             /* [2 G, 64] f32 partial lse2 */
+    int32_t min_units;          /* the plan gives each part at least this much cost */
+    int64_t NS;                 /* row-block slots: T * H / 64 + B (the fallback walks them) */
+    int64_t *cum;               /* [B + 1] prefix sums of the requests' costs */
+    int64_t *plan;              /* [3]: W = cum[B], P' (parts used), fallback (1: some request has > L blocks) */
+    float *ws_po;               /* [2 P L, 64, 512] f32 partials (already / l) */
+    float *ws_plse;             /* [2 P L, 64] f32 partial lse2 */
 } hd_params;
 
 
@@ -541,26 +542,16 @@ MLA_DEV int64_t hd_slot_of(const hd_params &p, int b) {
     return (int64_t)hd_clamp(p.q_off[b], 0, p.T) * p.H / HD_ROWS + b;
 }
 
-/* The row block at a row-block slot (grid.x of the unsplit layout): 0 when the slot has no rows
- * (past its request's blocks); else J->b .. J->seq filled and the visible key tiles returned in
- * *ntiles (key_end = seq_len, or under causal the block's last row's pos + 1). */
-MLA_DEV int hd_slot_job(const hd_params &p, int64_t slot, hd_job *J, int *ntiles) {
-    if (p.B < 1) return 0;
-    int lo = 0, hi = p.B - 1; /* largest b with slot_of(b) <= slot (slot_of strictly increasing) */
-    while (lo < hi) {
-        int mid = (lo + hi + 1) >> 1;
-        if (hd_slot_of(p, mid) <= slot) lo = mid;
-        else hi = mid - 1;
-    }
-    const int b = lo;
-    const int64_t g = hd_slot_of(p, b);
-    if (slot < g) return 0;
+/* Row block r of request b: 0 when the request has no such block; else J->b .. J->seq filled and
+ * the visible key tiles returned in *ntiles (key_end = seq_len, or under causal the block's last
+ * row's pos + 1: nondecreasing in r). */
+MLA_DEV int hd_block_job(const hd_params &p, int b, int r, hd_job *J, int *ntiles) {
     J->b = b;
     J->q_start = hd_clamp(p.q_off[b], 0, p.T);
     J->q_len = hd_clamp(p.q_off[b + 1], J->q_start, p.T) - J->q_start;
     J->nrows = J->q_len * p.H;
-    J->row0 = (int)(slot - g) * HD_ROWS;
-    if (J->row0 >= J->nrows) return 0;
+    J->row0 = r * HD_ROWS;
+    if (r < 0 || J->row0 >= J->nrows) return 0;
     J->seq = p.seq[b] > 0 ? p.seq[b] : 0;
     const int rows_here = min(HD_ROWS, J->nrows - J->row0);
     const int i_last = (J->row0 + rows_here - 1) / p.H;
@@ -569,6 +560,21 @@ MLA_DEV int hd_slot_job(const hd_params &p, int64_t slot, hd_job *J, int *ntiles
     if (key_end < 0) key_end = 0;
     *ntiles = (key_end + HD_KEYS - 1) / HD_KEYS;
     return 1;
+}
+
+/* The row block at a row-block slot (grid.x of the unsplit layout): request b owns slots
+ * [slot_of(b), slot_of(b) + its blocks); 0 when the slot has no rows. */
+MLA_DEV int hd_slot_job(const hd_params &p, int64_t slot, hd_job *J, int *ntiles) {
+    if (p.B < 1) return 0;
+    int lo = 0, hi = p.B - 1; /* largest b with slot_of(b) <= slot (slot_of strictly increasing) */
+    while (lo < hi) {
+        int mid = (lo + hi + 1) >> 1;
+        if (hd_slot_of(p, mid) <= slot) lo = mid;
+        else hi = mid - 1;
+    }
+    const int64_t g = hd_slot_of(p, lo);
+    if (slot < g) return 0;
+    return hd_block_job(p, lo, (int)(slot - g), J, ntiles);
 }
 
 /* Uniform split (p.sched == 0): CTA (x, y) = slot x, split y of nsplit equal tile ranges.
@@ -585,46 +591,65 @@ MLA_DEV int hd_find_job(const hd_params &p, hd_job *J) {
     return 1;
 }
 
-/* Balanced schedule (p.sched == 1, FlashMLA's idea, our code): the plan kernel lays every row
- * block's work on one line, cost(slot) = c0 + tiles (c0: a segment's fixed cost in tile units:
- * Q load, pipeline fill, output), cum[slot] its prefix sums, W = cum[NS] the total; CTA i of the
- * plan's G takes the cost interval [s_i, s_{i+1}), s_i = i * W / G: the tiles of each row block
- * that fall inside it (tile j of the block at position cum[slot] + c0 + j). A row block wholly
- * inside one CTA writes the output; else each CTA writes an f32 partial into part 2i (the
- * block it starts in) or 2i + 1 (the block it ends in: only the first and the last block of a CTA
- * can be cut) and hd_combine_kernel_sched merges them. A row block without tiles (seq_len 0)
- * belongs to the CTA whose interval holds cum[slot]. */
-MLA_DEV int64_t hd_sched_s(int64_t i, int64_t W, int G) { return i * W / G; }
+/* Balanced schedule (p.sched == 1; FlashMLA's idea, our code). The requests lie on one line,
+ * cost(b) = c0 + the tiles of its last row block (c0: a segment's fixed cost in tile units: Q
+ * load, pipeline fill, output), cum[b] the prefix sums, W = cum[B]. Part q of the plan's P' takes
+ * the interval [s_q, s_{q+1}), s_q = q * W / P', and runs as L CTAs ("lanes", x = q * L + l): lane
+ * l does row block l of every request on the interval (L = the row blocks of a request: the lanes
+ * of a part read the same keys at about the same time, from L2), the tiles of that block whose
+ * position cum[b] + c0 + j falls inside. A block wholly inside one part writes the output; else
+ * each part writes an f32 partial, index (2q + 0 if b is the part's first request, else 2q + 1)
+ * * L + l (only a part's first and last request can be cut), and hd_combine_kernel_sched merges
+ * them. A block without tiles belongs to the part whose interval holds cum[b]. When a request has
+ * more than L row blocks (ragged q_len), the plan says so (plan[2] = 1) and CTA x does the whole
+ * blocks at slots x, x + P L, ... instead. */
+MLA_DEV int64_t hd_sched_s(int64_t q, int64_t W, int P) { return q * W / P; }
 
-/* largest slot with cum[slot] <= x (x < W): the row block whose cost interval holds x */
-MLA_DEV int64_t hd_sched_slot(const hd_params &p, int64_t x) {
-    int64_t lo = 0, hi = p.NS - 1;
+/* largest b with cum[b] <= x (x < W): the request whose interval holds x */
+MLA_DEV int hd_sched_req(const hd_params &p, int64_t x) {
+    int lo = 0, hi = p.B - 1;
     while (lo < hi) {
-        const int64_t mid = (lo + hi + 1) >> 1;
+        const int mid = (lo + hi + 1) >> 1;
         if (p.cum[mid] <= x) lo = mid;
         else hi = mid - 1;
     }
     return lo;
 }
 
-/* the CTA whose interval [s_i, s_{i+1}) holds x (0 <= x < W) */
-MLA_DEV int hd_sched_cta(int64_t x, int64_t W, int G) {
-    int i = (int)(x * G / W);
-    while (i + 1 < G && hd_sched_s(i + 1, W, G) <= x) i++;
-    while (i > 0 && hd_sched_s(i, W, G) > x) i--;
-    return i;
+/* the part whose interval [s_q, s_{q+1}) holds x (0 <= x < W) */
+MLA_DEV int hd_sched_part(int64_t x, int64_t W, int P) {
+    int q = (int)(x * P / W);
+    while (q + 1 < P && hd_sched_s(q + 1, W, P) <= x) q++;
+    while (q > 0 && hd_sched_s(q, W, P) > x) q--;
+    return q;
 }
 
-/* The next segment of CTA i at or after *slot: 1 with J filled and *slot moved past it, 0 when
- * none is left. first = the CTA's first row block (rb_start), for the partial's index. */
-MLA_DEV int hd_sched_next(const hd_params &p, int i, int64_t W, int G, int64_t first, int64_t *slot, hd_job *J) {
-    const int64_t s0 = hd_sched_s(i, W, G), s1 = hd_sched_s(i + 1, W, G);
-    for (; *slot < p.NS; ++*slot) {
-        const int64_t sl = *slot, c = p.cum[sl];
+/* The next segment of CTA x at or after *next (a request; the fallback: a slot): 1 with J filled
+ * and *next moved past it, 0 when none is left. W, P = plan[0], plan[1]; first = the request
+ * holding s_q. */
+MLA_DEV int hd_sched_next(const hd_params &p, int x, int64_t W, int P, int fallback, int first, int64_t *next,
+                          hd_job *J) {
+    int ntiles;
+    if (fallback) {
+        for (; *next < p.NS; *next += (int64_t)P * p.L) {
+            if (!hd_slot_job(p, *next, J, &ntiles)) continue;
+            J->t_begin = 0;
+            J->nt = ntiles;
+            J->split = 0;
+            J->part = -1;
+            *next += (int64_t)P * p.L;
+            return 1;
+        }
+        return 0;
+    }
+    const int q = x / p.L, l = x - q * p.L;
+    const int64_t s0 = hd_sched_s(q, W, P), s1 = hd_sched_s(q + 1, W, P);
+    for (; *next < p.B; ++*next) {
+        const int b = (int)*next;
+        const int64_t c = p.cum[b];
         if (c >= s1) return 0;
-        if (p.cum[sl + 1] == c) continue; /* no rows */
-        int ntiles;
-        if (!hd_slot_job(p, sl, J, &ntiles)) continue;
+        if (p.cum[b + 1] == c) continue; /* no rows */
+        if (!hd_block_job(p, b, l, J, &ntiles)) continue;
         const int64_t x0 = c + p.c0;
         const int lo = (int)min((int64_t)ntiles, max((int64_t)0, s0 - x0));
         const int hi = (int)min((int64_t)ntiles, max((int64_t)0, s1 - x0));
@@ -632,8 +657,8 @@ MLA_DEV int hd_sched_next(const hd_params &p, int i, int64_t W, int G, int64_t f
         J->t_begin = lo;
         J->nt = hi - lo;
         J->split = 0;
-        J->part = (lo == 0 && hi == ntiles) ? -1 : (int)(2 * i + (sl == first ? 0 : 1));
-        ++*slot;
+        J->part = (lo == 0 && hi == ntiles) ? -1 : (2 * q + (b == first ? 0 : 1)) * p.L + l;
+        ++*next;
         return 1;
     }
     return 0;
@@ -2047,11 +2072,14 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1) {
         if (p.sched) {
             asm volatile("griddepcontrol.wait;\n" ::: "memory"); /* the plan kernel's cum[] and plan[] */
             sm->sc_w = p.plan[0];
-            sm->sc_g = (int32_t)p.plan[1];
-            has = (int64_t)blockIdx.x < sm->sc_g;
+            sm->sc_p = (int32_t)p.plan[1];
+            sm->sc_fb = (int32_t)p.plan[2];
+            const int x = blockIdx.x;
+            has = x < sm->sc_p * p.L;
             if (has) {
-                sm->sc_first = sm->sc_slot = hd_sched_slot(p, hd_sched_s(blockIdx.x, sm->sc_w, sm->sc_g));
-                has = hd_sched_next(p, blockIdx.x, sm->sc_w, sm->sc_g, sm->sc_first, &sm->sc_slot, &J0);
+                sm->sc_first = sm->sc_fb ? 0 : hd_sched_req(p, hd_sched_s(x / p.L, sm->sc_w, sm->sc_p));
+                sm->sc_next = sm->sc_fb ? x : sm->sc_first;
+                has = hd_sched_next(p, x, sm->sc_w, sm->sc_p, sm->sc_fb, sm->sc_first, &sm->sc_next, &J0);
             }
         } else has = hd_find_job(p, &J0);
         sm->sc_more = has;
@@ -2065,18 +2093,19 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1) {
 
     /* each role keeps its own loop under its setmaxnreg (code reached from both gets the 168-register
        cap: spills); the loop's exit comes from a barrier reduction, uniform for ptxas (a branch on a
-       shared-memory value made it serialize every wgmma, C7520) */
+       shared-memory value made it serialize every wgmma, C7520); the job is copied to registers */
     const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
     if (wg == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(HD_PRODUCER_REGS));
         for (;;) {
-            hd_producer(p, sm->job, sm, gbase, sbase, sm_u32, tid, p1);
+            const hd_job J = sm->job;
+            hd_producer(p, J, sm, gbase, sbase, sm_u32, tid, p1);
             if (!p.sched) break;
             __syncthreads(); /* the segment is over for everyone: its barriers are quiet */
             int more = 0;
             if (tid == 0) {
                 hd_job J1;
-                more = hd_sched_next(p, blockIdx.x, sm->sc_w, sm->sc_g, sm->sc_first, &sm->sc_slot, &J1);
+                more = hd_sched_next(p, blockIdx.x, sm->sc_w, sm->sc_p, sm->sc_fb, sm->sc_first, &sm->sc_next, &J1);
                 if (more) {
                     sm->job = J1;
                     hd_init_bars(p, sm, sm_u32, 1);
@@ -2087,8 +2116,9 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1) {
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(HD_CONSUMER_REGS));
         for (;;) {
-            if (p1) hd_consumer_p1(p, sm->job, sm, gbase, sbase, sm_u32, wg - 1, tid);
-            else hd_consumer(p, sm->job, sm, gbase, sbase, sm_u32, wg - 1, tid);
+            const hd_job J = sm->job;
+            if (p1) hd_consumer_p1(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid);
+            else hd_consumer(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid);
             if (!p.sched) break;
             __syncthreads();
             if (!__syncthreads_or(0)) break;
@@ -2158,23 +2188,30 @@ __global__ void __launch_bounds__(128) hd_combine_kernel_v2(const hd_params p) {
     if (p.lse && tid == 0) p.lse[(int64_t)t * p.lse_st + h] = lse;
 }
 
-/* Balanced schedule: the plan (one CTA of 1024 threads). cost(slot) = c0 + visible tiles for a
- * row block, 0 for an empty slot; cum[] = exclusive prefix sums (cum[NS] = W); plan[1] = G' = the
- * CTAs used, at most G and at least one per min_units of cost. The decode grid starts as its
- * programmatic dependent and waits for it in griddepcontrol.wait. */
+/* Balanced schedule: the plan (one CTA of 1024 threads). cost(b) = c0 + the tiles of request b's
+ * last row block (0 without rows); cum[] = exclusive prefix sums (cum[B] = W); plan[1] = P' = the
+ * parts used, at most P and at least min_units of cost each; plan[2] = 1 when some request has
+ * more than L row blocks. The decode grid starts as its programmatic dependent and waits for it
+ * in griddepcontrol.wait. */
 __global__ void __launch_bounds__(1024) hd_plan_kernel(const hd_params p) {
     __shared__ int64_t wsum[32];
     __shared__ int64_t carry;
+    __shared__ int over;
     asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    if (tid == 0) carry = 0;
+    if (tid == 0) carry = 0, over = 0;
     __syncthreads();
-    for (int64_t base = 0; base < p.NS; base += 1024) {
-        const int64_t slot = base + tid;
+    for (int base = 0; base < p.B; base += 1024) {
+        const int b = base + tid;
         int64_t cost = 0;
-        hd_job J;
-        int ntiles;
-        if (slot < p.NS && hd_slot_job(p, slot, &J, &ntiles)) cost = (int64_t)p.c0 + ntiles;
+        if (b < p.B) {
+            const int q0 = hd_clamp(p.q_off[b], 0, p.T), q1 = hd_clamp(p.q_off[b + 1], q0, p.T);
+            const int nblk = (int)(((int64_t)(q1 - q0) * p.H + HD_ROWS - 1) / HD_ROWS);
+            hd_job J;
+            int ntiles;
+            if (nblk > p.L) over = 1;
+            if (nblk > 0 && hd_block_job(p, b, nblk - 1, &J, &ntiles)) cost = (int64_t)p.c0 + ntiles;
+        }
         int64_t x = cost; /* inclusive scan: warp, then the warps' sums */
 #pragma unroll
         for (int d = 1; d < 32; d <<= 1) {
@@ -2194,30 +2231,32 @@ __global__ void __launch_bounds__(1024) hd_plan_kernel(const hd_params p) {
         }
         __syncthreads();
         const int64_t incl = carry + x + (warp ? wsum[warp - 1] : 0);
-        if (slot < p.NS) p.cum[slot] = incl - cost;
+        if (b < p.B) p.cum[b] = incl - cost;
         __syncthreads(); /* carry read by everyone */
         if (tid == 1023) carry = incl;
         __syncthreads();
     }
     if (tid == 0) {
         const int64_t W = carry;
-        p.cum[p.NS] = W;
+        p.cum[p.B] = W;
         int64_t g = W / (p.min_units > 0 ? p.min_units : 1);
-        g = g < 1 ? 1 : (g > p.G ? p.G : g);
+        g = g < 1 ? 1 : (g > p.P ? p.P : g);
         p.plan[0] = W;
-        p.plan[1] = g;
+        p.plan[1] = over ? p.P : g;
+        p.plan[2] = over;
     }
 }
 
-/* Balanced schedule combine: one CTA of 128 threads per (t, h) row; rows of row blocks that one
- * CTA did whole exit at once. The partials of a cut block come from CTAs i_a .. i_b (those whose
- * interval meets the block's tiles), part 2i if the block is CTA i's first, else 2i + 1. */
+/* Balanced schedule combine: one CTA of 128 threads per (t, h) row; rows of blocks that one part
+ * did whole (and every row in the fallback) exit at once. The partials of a cut block (request b,
+ * block r = lane) come from parts q_a .. q_b (those whose interval meets the block's tiles). */
 __global__ void __launch_bounds__(128) hd_combine_kernel_sched(const hd_params p) {
-    __shared__ float wsh[HD_SCHED_MAX_G];
-    __shared__ int psh[HD_SCHED_MAX_G];
+    __shared__ float wsh[HD_SCHED_MAX_P];
+    __shared__ int psh[HD_SCHED_MAX_P];
     __shared__ float red[4];
     __shared__ int np_sh;
     asm volatile("griddepcontrol.wait;\n" ::: "memory");
+    if (p.plan[2]) return;
     const int64_t row = blockIdx.x;
     const int tid = threadIdx.x, lane = tid & 31;
     const int t = (int)(row / p.H), h = (int)(row - (int64_t)t * p.H);
@@ -2230,29 +2269,28 @@ __global__ void __launch_bounds__(128) hd_combine_kernel_sched(const hd_params p
     }
     const int b = lo;
     const int64_t R = (int64_t)(t - hd_clamp(p.q_off[b], 0, p.T)) * p.H + h;
-    const int64_t slot = hd_slot_of(p, b) + R / HD_ROWS;
-    const int r = (int)(R % HD_ROWS);
+    const int r = (int)(R / HD_ROWS), rr = (int)(R % HD_ROWS);
     hd_job J;
     int ntiles;
-    if (!hd_slot_job(p, slot, &J, &ntiles) || ntiles == 0) return;
+    if (!hd_block_job(p, b, r, &J, &ntiles) || ntiles == 0) return;
     const int64_t W = p.plan[0];
-    const int G = (int)p.plan[1];
-    const int64_t x0 = p.cum[slot] + p.c0, x1 = x0 + ntiles;
-    const int ia = hd_sched_cta(x0, W, G), ib = hd_sched_cta(x1 - 1, W, G);
-    if (ia == ib) return; /* written whole by CTA ia */
+    const int P = (int)p.plan[1];
+    const int64_t x0 = p.cum[b] + p.c0, x1 = x0 + ntiles;
+    const int qa = hd_sched_part(x0, W, P), qb = hd_sched_part(x1 - 1, W, P);
+    if (qa == qb) return; /* written whole by part qa */
     if (tid == 0) {
         int n = 0;
-        for (int i = ia; i <= ib; i++) {
-            const int64_t a = max(hd_sched_s(i, W, G), x0), e = min(hd_sched_s(i + 1, W, G), x1);
+        for (int q = qa; q <= qb; q++) {
+            const int64_t a = max(hd_sched_s(q, W, P), x0), e = min(hd_sched_s(q + 1, W, P), x1);
             if (a >= e) continue;
-            psh[n++] = 2 * i + (hd_sched_slot(p, hd_sched_s(i, W, G)) == slot ? 0 : 1);
+            psh[n++] = (2 * q + (hd_sched_req(p, hd_sched_s(q, W, P)) == b ? 0 : 1)) * p.L + r;
         }
         np_sh = n;
     }
     __syncthreads();
     const int ns = np_sh;
     float M = -INFINITY;
-    for (int k = tid; k < ns; k += 128) M = fmaxf(M, p.ws_plse[(int64_t)psh[k] * HD_ROWS + r]);
+    for (int k = tid; k < ns; k += 128) M = fmaxf(M, p.ws_plse[(int64_t)psh[k] * HD_ROWS + rr]);
 #pragma unroll
     for (int k = 16; k >= 1; k >>= 1) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, k));
     if (lane == 0) red[tid >> 5] = M;
@@ -2260,7 +2298,7 @@ __global__ void __launch_bounds__(128) hd_combine_kernel_sched(const hd_params p
     M = fmaxf(fmaxf(red[0], red[1]), fmaxf(red[2], red[3]));
     float W8 = 0.f;
     for (int k = tid; k < ns; k += 128) {
-        const float ls = p.ws_plse[(int64_t)psh[k] * HD_ROWS + r];
+        const float ls = p.ws_plse[(int64_t)psh[k] * HD_ROWS + rr];
         const float w = (M == -INFINITY || ls == -INFINITY) ? 0.f : exp2f(ls - M);
         wsh[k] = w;
         W8 += w;
@@ -2276,7 +2314,7 @@ __global__ void __launch_bounds__(128) hd_combine_kernel_sched(const hd_params p
     for (int k = 0; k < ns; k++) {
         const float ws = wsh[k];
         if (ws == 0.f) continue;
-        const float4 v = __ldcs((const float4 *)(p.ws_po + ((int64_t)psh[k] * HD_ROWS + r) * HD_DV + 4 * tid));
+        const float4 v = __ldcs((const float4 *)(p.ws_po + ((int64_t)psh[k] * HD_ROWS + rr) * HD_DV + 4 * tid));
         acc.x += ws * v.x;
         acc.y += ws * v.y;
         acc.z += ws * v.z;
@@ -2376,12 +2414,20 @@ static int hd_make_kv_map(const mla_decode_args *a, int box_rows, CUtensorMap *m
                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-/* The balanced schedule's knobs: G (CTAs) from the SM count; c0 and min_units in tile units
- * (MLA_DECODE_SEG_COST, MLA_DECODE_MIN_UNITS: tuning knobs, read once). */
-static int hd_sched_g(const mla_ctx *ctx) {
+/* The balanced schedule's shape: L lanes = the row blocks of a request of the batch's mean q_len
+ * (rounded up), P = SMs / L parts; 0 when P < 2 (long q_len: the uniform split instead). */
+static int hd_sched_shape(const mla_ctx *ctx, const mla_decode_args *a, int *L, int *P) {
+    const int64_t B = a->batch.num_requests, T = a->num_tokens;
+    if (B < 1 || T < 1) return 0;
+    const int64_t qb = (T + B - 1) / B;
+    const int64_t l = (qb * a->num_heads + HD_ROWS - 1) / HD_ROWS;
     const int sms = ctx && ctx->sm_count > 0 ? ctx->sm_count : 132;
-    return sms < HD_SCHED_MAX_G ? sms : HD_SCHED_MAX_G;
+    if (l < 1 || l * 2 > sms) return 0;
+    *L = (int)l;
+    *P = (int)(sms / l < HD_SCHED_MAX_P ? sms / l : HD_SCHED_MAX_P);
+    return 1;
 }
+/* c0 and min_units in tile units (MLA_DECODE_SEG_COST, MLA_DECODE_MIN_UNITS: tuning knobs, read once) */
 static int hd_sched_c0(void) {
     static int v = -1;
     const int e = hd_env_int("MLA_DECODE_SEG_COST", &v);
@@ -2395,21 +2441,24 @@ static int hd_sched_min_units(void) {
 
 /* 1 when an automatic call runs the balanced schedule (MLA_DECODE_SCHED=0 or a forced split count
  * through MLA_DECODE_SPLITS: the uniform split instead) */
-static int hd_use_sched(void) {
+static int hd_use_sched(const mla_ctx *ctx, const mla_decode_args *a) {
     static int v = -1, fs = -1;
     const char *e = getenv("MLA_DECODE_SCHED");
     if (v < 0) v = (e && atoi(e) == 0) ? 0 : 1;
-    return v && hd_env_int("MLA_DECODE_SPLITS", &fs) < 1;
+    int L, P;
+    return v && hd_env_int("MLA_DECODE_SPLITS", &fs) < 1 && hd_sched_shape(ctx, a, &L, &P);
 }
 
-/* balanced schedule scratch: plan[2] | cum[NS + 1] | partials [2G, 64, 512] f32 | lse2 [2G, 64] */
+/* balanced schedule scratch: plan[3] | cum[B + 1] | partials [2 P L, 64, 512] f32 | lse2 [2 P L, 64] */
 static int64_t hd_num_slots(const mla_decode_args *a) {
     return (int64_t)a->num_tokens * a->num_heads / HD_ROWS + a->batch.num_requests;
 }
 static size_t hd_sched_ws_bytes(const mla_ctx *ctx, const mla_decode_args *a) {
-    const size_t G = (size_t)hd_sched_g(ctx);
-    return 256 + 256 + hd_align((size_t)(hd_num_slots(a) + 1) * 8) + hd_align(2 * G * HD_ROWS * HD_DV * 4) +
-           hd_align(2 * G * HD_ROWS * 4);
+    int L = 1, P = 1;
+    hd_sched_shape(ctx, a, &L, &P);
+    const size_t n = 2 * (size_t)P * (size_t)L;
+    return 256 + 256 + hd_align((size_t)(a->batch.num_requests + 1) * 8) + hd_align(n * HD_ROWS * HD_DV * 4) +
+           hd_align(n * HD_ROWS * 4);
 }
 
 static size_t hd_ws_bytes(const mla_decode_args *a, int nsplit) {
@@ -2419,12 +2468,12 @@ static size_t hd_ws_bytes(const mla_decode_args *a, int nsplit) {
 }
 
 extern "C" int mla_cuda_decode_hopper_splits(const mla_ctx *ctx, const mla_decode_args *a) {
-    return hd_use_sched() ? 0 : hd_auto_splits(ctx, a);
+    return hd_use_sched(ctx, a) ? 0 : hd_auto_splits(ctx, a);
 }
 
 extern "C" size_t mla_cuda_decode_hopper_workspace_ex(const mla_ctx *ctx, const mla_decode_args *a, int num_splits) {
     if (!a || a->num_tokens <= 0 || a->batch.num_requests < 1) return 0;
-    if (num_splits == 0 && hd_use_sched()) return hd_sched_ws_bytes(ctx, a);
+    if (num_splits == 0 && hd_use_sched(ctx, a)) return hd_sched_ws_bytes(ctx, a);
     return hd_ws_bytes(a, num_splits > 0 ? num_splits : hd_auto_splits(ctx, a));
 }
 
@@ -2467,7 +2516,7 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     if (a->num_tokens <= 0) return MLA_OK;
     if (num_splits < 0 || num_splits > MLA_HD_MAX_SPLITS)
         return mla_core_fail(ctx, MLA_ERR_INVALID_ARG, "decode (hopper kernel): num_splits %d", num_splits);
-    const int sched = !dbg && num_splits == 0 && hd_use_sched() && a->batch.num_requests >= 1;
+    const int sched = !dbg && num_splits == 0 && hd_use_sched(ctx, a);
     const int nsplit = dbg || sched ? 1 : (num_splits > 0 ? num_splits : hd_auto_splits(ctx, a));
 
     hd_params p;
@@ -2524,15 +2573,16 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
                              a->workspace ? a->workspace_bytes : (size_t)0, need);
     if (sched) {
         p.sched = 1;
-        p.G = hd_sched_g(ctx);
+        hd_sched_shape(ctx, a, &p.L, &p.P);
         p.c0 = hd_sched_c0();
         p.min_units = hd_sched_min_units();
         p.NS = hd_num_slots(a);
+        const size_t n = 2 * (size_t)p.P * (size_t)p.L;
         uint8_t *w = (uint8_t *)(((uintptr_t)a->workspace + 255) & ~(uintptr_t)255);
         p.plan = (int64_t *)w;
         p.cum = (int64_t *)(w + 256);
-        p.ws_po = (float *)(w + 256 + hd_align((size_t)(p.NS + 1) * 8));
-        p.ws_plse = (float *)((uint8_t *)p.ws_po + hd_align(2 * (size_t)p.G * HD_ROWS * HD_DV * 4));
+        p.ws_po = (float *)(w + 256 + hd_align((size_t)(p.B + 1) * 8));
+        p.ws_plse = (float *)((uint8_t *)p.ws_po + hd_align(n * HD_ROWS * HD_DV * 4));
     } else if (need) {
         const size_t rows = (size_t)p.T * (size_t)p.H * (size_t)nsplit;
         uint8_t *w = (uint8_t *)(((uintptr_t)a->workspace + 255) & ~(uintptr_t)255);
@@ -2554,7 +2604,7 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
         MLA_CUDA_LAUNCHED(ctx, "decode (hopper) plan");
         cudaLaunchConfig_t cfg;
         memset(&cfg, 0, sizeof cfg);
-        cfg.gridDim = dim3((unsigned)p.G, 1u, 1u);
+        cfg.gridDim = dim3((unsigned)(p.P * p.L), 1u, 1u);
         cfg.blockDim = dim3(HD_THREADS, 1u, 1u);
         cfg.dynamicSmemBytes = HD_SMEM_BYTES;
         cfg.stream = stream;
