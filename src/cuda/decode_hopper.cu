@@ -264,7 +264,9 @@ typedef struct hd_params {
     int32_t min_units;          /* the plan gives each part at least this much cost */
     int64_t NS;                 /* row-block slots: T * H / 64 + B (the fallback walks them) */
     int64_t *cum;               /* [B + 1] prefix sums of the requests' costs */
-    int64_t *plan;              /* [3]: W = cum[B], P' (parts used), fallback (1: some request has > L blocks) */
+    int64_t *plan;              /* [4]: W = cum[B], P' (parts used), fallback (1: some request has > L blocks),
+                                   ncut (requests cut across parts) */
+    int32_t *cut;               /* [P][4]: per cut request b, its first part q_a, 1 if b is q_a's first request */
     float *ws_po;               /* [2 P L, 64, 512] f32 partials (already / l) */
     float *ws_plse;             /* [2 P L, 64] f32 partial lse2 */
 } hd_params;
@@ -2236,55 +2238,64 @@ __global__ void __launch_bounds__(1024) hd_plan_kernel(const hd_params p) {
         if (tid == 1023) carry = incl;
         __syncthreads();
     }
+    __shared__ int ncut;
+    const int64_t W = carry;
+    int64_t g = W / (p.min_units > 0 ? p.min_units : 1);
+    g = g < 1 ? 1 : (g > p.P ? p.P : g);
+    if (over) g = p.P;
     if (tid == 0) {
-        const int64_t W = carry;
         p.cum[p.B] = W;
-        int64_t g = W / (p.min_units > 0 ? p.min_units : 1);
-        g = g < 1 ? 1 : (g > p.P ? p.P : g);
         p.plan[0] = W;
-        p.plan[1] = over ? p.P : g;
+        p.plan[1] = g;
         p.plan[2] = over;
+        ncut = 0;
     }
+    __syncthreads();
+    /* the requests cut across parts (at most P' - 1: each holds a part boundary), for the combine */
+    for (int b = tid; b < p.B && !over; b += 1024) {
+        const int64_t c = p.cum[b], x1 = p.cum[b + 1];
+        if (x1 == c) continue;
+        const int64_t x0 = c + p.c0;
+        if (x0 >= x1) continue; /* no tiles */
+        const int qa = hd_sched_part(x0, W, (int)g), qb = hd_sched_part(x1 - 1, W, (int)g);
+        if (qa == qb) continue;
+        const int j = atomicAdd(&ncut, 1);
+        p.cut[4 * j] = b;
+        p.cut[4 * j + 1] = qa;
+        p.cut[4 * j + 2] = c <= hd_sched_s(qa, W, (int)g);
+    }
+    __syncthreads();
+    if (tid == 0) p.plan[3] = ncut;
 }
 
-/* Balanced schedule combine: one CTA of 128 threads per (t, h) row; rows of blocks that one part
- * did whole (and every row in the fallback) exit at once. The partials of a cut block (request b,
- * block r = lane) come from parts q_a .. q_b (those whose interval meets the block's tiles). */
+/* Balanced schedule combine: one CTA of 128 threads per row of a cut request's block: CTA x =
+ * (j, r, rr) = (cut request, block = lane, row of the block), grid (P - 1) L 64; the CTAs past the
+ * plan's ncut exit at once. The partials of block r of request b come from parts q_a .. q_r (the
+ * part holding its last tile), index (2q + (q == q_a and b is not q_a's first request)) L + r. */
 __global__ void __launch_bounds__(128) hd_combine_kernel_sched(const hd_params p) {
     __shared__ float wsh[HD_SCHED_MAX_P];
     __shared__ int psh[HD_SCHED_MAX_P];
     __shared__ float red[4];
     __shared__ int np_sh;
     asm volatile("griddepcontrol.wait;\n" ::: "memory");
-    if (p.plan[2]) return;
-    const int64_t row = blockIdx.x;
+    const int64_t x = blockIdx.x;
+    const int j = (int)(x / (p.L * HD_ROWS)), r = (int)(x / HD_ROWS % p.L), rr = (int)(x % HD_ROWS);
+    if (j >= p.plan[3]) return;
     const int tid = threadIdx.x, lane = tid & 31;
-    const int t = (int)(row / p.H), h = (int)(row - (int64_t)t * p.H);
-    /* request of token t: largest b with q_off[b] <= t */
-    int lo = 0, hi = p.B - 1;
-    while (lo < hi) {
-        const int mid = (lo + hi + 1) >> 1;
-        if (p.q_off[mid] <= t) lo = mid;
-        else hi = mid - 1;
-    }
-    const int b = lo;
-    const int64_t R = (int64_t)(t - hd_clamp(p.q_off[b], 0, p.T)) * p.H + h;
-    const int r = (int)(R / HD_ROWS), rr = (int)(R % HD_ROWS);
+    const int b = p.cut[4 * j], qa = p.cut[4 * j + 1], qa_first = p.cut[4 * j + 2];
     hd_job J;
     int ntiles;
     if (!hd_block_job(p, b, r, &J, &ntiles) || ntiles == 0) return;
+    const int R = r * HD_ROWS + rr;
+    if (R >= J.nrows) return;
+    const int t = J.q_start + R / p.H, h = R % p.H;
     const int64_t W = p.plan[0];
     const int P = (int)p.plan[1];
-    const int64_t x0 = p.cum[b] + p.c0, x1 = x0 + ntiles;
-    const int qa = hd_sched_part(x0, W, P), qb = hd_sched_part(x1 - 1, W, P);
-    if (qa == qb) return; /* written whole by part qa */
+    const int qr = hd_sched_part(p.cum[b] + p.c0 + ntiles - 1, W, P);
+    if (qr == qa) return; /* block r written whole by part qa */
     if (tid == 0) {
         int n = 0;
-        for (int q = qa; q <= qb; q++) {
-            const int64_t a = max(hd_sched_s(q, W, P), x0), e = min(hd_sched_s(q + 1, W, P), x1);
-            if (a >= e) continue;
-            psh[n++] = (2 * q + (hd_sched_req(p, hd_sched_s(q, W, P)) == b ? 0 : 1)) * p.L + r;
-        }
+        for (int q = qa; q <= qr; q++) psh[n++] = (2 * q + (q == qa && !qa_first ? 1 : 0)) * p.L + r;
         np_sh = n;
     }
     __syncthreads();
@@ -2449,7 +2460,7 @@ static int hd_use_sched(const mla_ctx *ctx, const mla_decode_args *a) {
     return v && hd_env_int("MLA_DECODE_SPLITS", &fs) < 1 && hd_sched_shape(ctx, a, &L, &P);
 }
 
-/* balanced schedule scratch: plan[3] | cum[B + 1] | partials [2 P L, 64, 512] f32 | lse2 [2 P L, 64] */
+/* balanced schedule scratch: plan[4] | cum[B + 1] | cut[P][4] | partials [2 P L, 64, 512] f32 | lse2 [2 P L, 64] */
 static int64_t hd_num_slots(const mla_decode_args *a) {
     return (int64_t)a->num_tokens * a->num_heads / HD_ROWS + a->batch.num_requests;
 }
@@ -2457,8 +2468,8 @@ static size_t hd_sched_ws_bytes(const mla_ctx *ctx, const mla_decode_args *a) {
     int L = 1, P = 1;
     hd_sched_shape(ctx, a, &L, &P);
     const size_t n = 2 * (size_t)P * (size_t)L;
-    return 256 + 256 + hd_align((size_t)(a->batch.num_requests + 1) * 8) + hd_align(n * HD_ROWS * HD_DV * 4) +
-           hd_align(n * HD_ROWS * 4);
+    return 256 + 256 + hd_align((size_t)(a->batch.num_requests + 1) * 8) + hd_align((size_t)P * 16) +
+           hd_align(n * HD_ROWS * HD_DV * 4) + hd_align(n * HD_ROWS * 4);
 }
 
 static size_t hd_ws_bytes(const mla_decode_args *a, int nsplit) {
@@ -2581,7 +2592,8 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
         uint8_t *w = (uint8_t *)(((uintptr_t)a->workspace + 255) & ~(uintptr_t)255);
         p.plan = (int64_t *)w;
         p.cum = (int64_t *)(w + 256);
-        p.ws_po = (float *)(w + 256 + hd_align((size_t)(p.B + 1) * 8));
+        p.cut = (int32_t *)(w + 256 + hd_align((size_t)(p.B + 1) * 8));
+        p.ws_po = (float *)((uint8_t *)p.cut + hd_align((size_t)p.P * 16));
         p.ws_plse = (float *)((uint8_t *)p.ws_po + hd_align(n * HD_ROWS * HD_DV * 4));
     } else if (need) {
         const size_t rows = (size_t)p.T * (size_t)p.H * (size_t)nsplit;
@@ -2612,7 +2624,7 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
         cfg.numAttrs = 1;
         MLA_CUDA_TRY(ctx, cudaLaunchKernelEx(&cfg, kern, p), "decode (hopper) kernel launch");
         MLA_CUDA_LAUNCHED(ctx, "decode (hopper) kernel");
-        cfg.gridDim = dim3((unsigned)((int64_t)p.T * p.H), 1u, 1u);
+        cfg.gridDim = dim3((unsigned)((p.P - 1) * p.L * HD_ROWS), 1u, 1u);
         cfg.blockDim = dim3(128u, 1u, 1u);
         cfg.dynamicSmemBytes = 0;
         MLA_CUDA_TRY(ctx, cudaLaunchKernelEx(&cfg, hd_combine_kernel_sched, p), "decode (hopper) combine launch");
