@@ -2612,8 +2612,15 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     pdl[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     pdl[0].val.programmaticStreamSerializationAllowed = 1;
     if (sched) { /* plan, then the decode grid as its programmatic dependent */
+        static int timing_env = -1; /* MLA_HD_TIMING=1 (diagnosis): events between the three grids, times to stderr */
+        const int timing = hd_env_int("MLA_HD_TIMING", &timing_env) == 1;
+        cudaEvent_t ev[4];
+        if (timing)
+            for (int i = 0; i < 4; i++) cudaEventCreate(&ev[i]);
+        if (timing) cudaEventRecord(ev[0], stream);
         hd_plan_kernel<<<1, 1024, 0, stream>>>(p);
         MLA_CUDA_LAUNCHED(ctx, "decode (hopper) plan");
+        if (timing) cudaEventRecord(ev[1], stream);
         cudaLaunchConfig_t cfg;
         memset(&cfg, 0, sizeof cfg);
         cfg.gridDim = dim3((unsigned)(p.P * p.L), 1u, 1u);
@@ -2624,11 +2631,24 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
         cfg.numAttrs = 1;
         MLA_CUDA_TRY(ctx, cudaLaunchKernelEx(&cfg, kern, p), "decode (hopper) kernel launch");
         MLA_CUDA_LAUNCHED(ctx, "decode (hopper) kernel");
+        if (timing) cudaEventRecord(ev[2], stream);
         cfg.gridDim = dim3((unsigned)((p.P - 1) * p.L * HD_ROWS), 1u, 1u);
         cfg.blockDim = dim3(128u, 1u, 1u);
         cfg.dynamicSmemBytes = 0;
         MLA_CUDA_TRY(ctx, cudaLaunchKernelEx(&cfg, hd_combine_kernel_sched, p), "decode (hopper) combine launch");
         MLA_CUDA_LAUNCHED(ctx, "decode (hopper) combine");
+        if (timing) {
+            cudaEventRecord(ev[3], stream);
+            cudaEventSynchronize(ev[3]);
+            float t[3];
+            for (int i = 0; i < 3; i++) cudaEventElapsedTime(&t[i], ev[i], ev[i + 1]);
+            int64_t plan[4];
+            cudaMemcpy(plan, p.plan, sizeof plan, cudaMemcpyDeviceToHost);
+            fprintf(stderr, "hd timing: plan %.1f us, decode %.1f us, combine %.1f us; W %lld P' %lld of %d, L %d, fallback %lld, cut %lld\n",
+                    1e3f * t[0], 1e3f * t[1], 1e3f * t[2], (long long)plan[0], (long long)plan[1], p.P, p.L,
+                    (long long)plan[2], (long long)plan[3]);
+            for (int i = 0; i < 4; i++) cudaEventDestroy(ev[i]);
+        }
         return MLA_OK;
     }
     dim3 grid(dbg ? 1u : (unsigned)slots, (unsigned)nsplit, 1u);
