@@ -36,7 +36,7 @@
 static mla_ctx *g_gpu;
 static int g_quick;
 
-#define MAXB 8
+#define MAXB 48
 #define DK 576
 #define DV 512
 #define BF16_NAN 0x7fc0u
@@ -826,10 +826,11 @@ static void run_all(h_rng *r) {
         c.scales = 1;
         if (!g_quick) run_case(r, &c);
     }
-    { /* the balanced schedule (automatic): very unequal requests, seq_len 0 with queries (a row
-         block without tiles inside the plan), short blocks packed several to a CTA, long ones cut
-         across many CTAs; both precisions, FP8; against the uniform split, run twice */
-        const int q[8] = {2, 2, 1, 3, 1, 2, 1, 2}, s[8] = {9000, 0, 1, 64, 3000, 130, 0, 2049};
+    { /* the balanced schedule (automatic), q_len 2 everywhere (four lanes): very unequal requests,
+         seq_len 0 with queries (a row block without tiles on the line), short requests packed
+         several to a part, long ones cut across many; both precisions, FP8; against a uniform
+         split; run twice (bit-identical) */
+        const int q[8] = {2, 2, 2, 2, 2, 2, 2, 2}, s[8] = {9000, 0, 1, 64, 3000, 130, 5, 2049};
         hcase c = mk(128, 64, 1, 8, q, s);
         c.sink_mode = 1;
         c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 3;
@@ -838,6 +839,16 @@ static void run_all(h_rng *r) {
         c.p1 = 1; c.H = 100; c.page = 16; c.twice = 0;
         run_case(r, &c);
         c.p1 = 0; c.fp8 = 1; c.H = 16; c.page = 64;
+        run_case(r, &c);
+    }
+    { /* the balanced schedule with one cost everywhere: fewer requests than parts (each cut into
+         P / B pieces) and more (boundaries between requests: no cuts) */
+        int q[40], s[40];
+        for (int b = 0; b < 40; b++) { q[b] = b < 3 ? 1 : 2; s[b] = b < 3 ? 3000 : 300; }
+        hcase c = mk(128, 64, 0, 3, q, s);
+        run_case(r, &c);
+        for (int b = 0; b < 40; b++) { q[b] = 2; s[b] = 300; }
+        c = mk(128, 64, 1, 40, q, s);
         run_case(r, &c);
     }
     if (g_quick) return;

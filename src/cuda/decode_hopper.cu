@@ -200,7 +200,7 @@ typedef struct hd_small {
                                    some scale of its pair is not a power of two) -> exact program */
     uint64_t pbar;              /* FP8: mbarrier over the 128 producer threads (phase barrier) */
     hd_job job;                 /* the segment now running (thread 0 finds it) */
-    int64_t sc_w, sc_next;      /* balanced schedule: W, the next request (fallback: slot) to look at */
+    int64_t sc_w, sc_next, sc_cum; /* balanced schedule: W, the next request (fallback: slot), its cum */
     int32_t sc_p, sc_first, sc_fb, sc_more; /* parts used, the part's first request, fallback, 1 while a
                                    segment is to run */
 } hd_small;
@@ -263,10 +263,9 @@ typedef struct hd_params {
     int32_t c0;                 /* a segment's fixed cost in tile units */
     int32_t min_units;          /* the plan gives each part at least this much cost */
     int64_t NS;                 /* row-block slots: T * H / 64 + B (the fallback walks them) */
-    int64_t *cum;               /* [B + 1] prefix sums of the requests' costs */
-    int64_t *plan;              /* [4]: W = cum[B], P' (parts used), fallback (1: some request has > L blocks),
-                                   ncut (requests cut across parts) */
-    int32_t *cut;               /* [P][4]: per cut request b, its first part q_a, 1 if b is q_a's first request */
+    int64_t *cum;               /* [B + 1] prefix sums of the requests' costs (CTA 0 writes them for the combine) */
+    int64_t *plan;              /* [3]: W = cum[B], P' (parts used), fallback (1: some request has > L blocks);
+                                   written by CTA 0 for the combine */
     float *ws_po;               /* [2 P L, 64, 512] f32 partials (already / l) */
     float *ws_plse;             /* [2 P L, 64] f32 partial lse2 */
 } hd_params;
@@ -602,17 +601,20 @@ MLA_DEV int hd_find_job(const hd_params &p, hd_job *J) {
  * position cum[b] + c0 + j falls inside. A block wholly inside one part writes the output; else
  * each part writes an f32 partial, index (2q + 0 if b is the part's first request, else 2q + 1)
  * * L + l (only a part's first and last request can be cut), and hd_combine_kernel_sched merges
- * them. A block without tiles belongs to the part whose interval holds cum[b]. When a request has
- * more than L row blocks (ragged q_len), the plan says so (plan[2] = 1) and CTA x does the whole
- * blocks at slots x, x + P L, ... instead. */
+ * them. A block without tiles belongs to the part whose interval holds cum[b].
+ * Every CTA computes the plan itself at its start (hd_plan_cta: one pass over the requests, a scan
+ * in shared memory); when all requests cost the same, P' makes the boundaries fall between
+ * requests (B >= P: ceil(B / P) requests a part; B < P: P / B parts a request), the uniform
+ * layout without cuts where it has none to make; when a request has more than L row blocks
+ * (ragged q_len) the CTAs do whole row blocks instead, slots x, x + P L, ... (fallback). */
 MLA_DEV int64_t hd_sched_s(int64_t q, int64_t W, int P) { return q * W / P; }
 
 /* largest b with cum[b] <= x (x < W): the request whose interval holds x */
-MLA_DEV int hd_sched_req(const hd_params &p, int64_t x) {
-    int lo = 0, hi = p.B - 1;
+MLA_DEV int hd_sched_req(const int64_t *cum, int B, int64_t x) {
+    int lo = 0, hi = B - 1;
     while (lo < hi) {
         const int mid = (lo + hi + 1) >> 1;
-        if (p.cum[mid] <= x) lo = mid;
+        if (cum[mid] <= x) lo = mid;
         else hi = mid - 1;
     }
     return lo;
@@ -626,32 +628,45 @@ MLA_DEV int hd_sched_part(int64_t x, int64_t W, int P) {
     return q;
 }
 
-/* The next segment of CTA x at or after *next (a request; the fallback: a slot): 1 with J filled
- * and *next moved past it, 0 when none is left. W, P = plan[0], plan[1]; first = the request
- * holding s_q. */
-MLA_DEV int hd_sched_next(const hd_params &p, int x, int64_t W, int P, int fallback, int first, int64_t *next,
-                          hd_job *J) {
+/* request b's cost on the line (0 without rows); *nblk its row blocks */
+MLA_DEV int64_t hd_req_cost(const hd_params &p, int b, int *nblk) {
+    const int q0 = hd_clamp(p.q_off[b], 0, p.T), q1 = hd_clamp(p.q_off[b + 1], q0, p.T);
+    *nblk = (int)(((int64_t)(q1 - q0) * p.H + HD_ROWS - 1) / HD_ROWS);
+    hd_job J;
     int ntiles;
-    if (fallback) {
-        for (; *next < p.NS; *next += (int64_t)P * p.L) {
-            if (!hd_slot_job(p, *next, J, &ntiles)) continue;
+    if (*nblk < 1 || !hd_block_job(p, b, *nblk - 1, &J, &ntiles)) return 0;
+    return (int64_t)p.c0 + ntiles;
+}
+
+/* The next segment of CTA x (thread 0): 1 with J filled, 0 when none is left. sc_next: the next
+ * request to look at (fallback: slot), sc_cum its cum (walked forward, costs recomputed: the
+ * plan's scratch is gone once the tiles load). */
+MLA_DEV int hd_sched_next(const hd_params &p, hd_small *sm, int x, hd_job *J) {
+    int ntiles;
+    if (sm->sc_fb) {
+        for (; sm->sc_next < p.NS; sm->sc_next += (int64_t)p.P * p.L) {
+            if (!hd_slot_job(p, sm->sc_next, J, &ntiles)) continue;
             J->t_begin = 0;
             J->nt = ntiles;
             J->split = 0;
             J->part = -1;
-            *next += (int64_t)P * p.L;
+            sm->sc_next += (int64_t)p.P * p.L;
             return 1;
         }
         return 0;
     }
+    const int P = sm->sc_p;
     const int q = x / p.L, l = x - q * p.L;
-    const int64_t s0 = hd_sched_s(q, W, P), s1 = hd_sched_s(q + 1, W, P);
-    for (; *next < p.B; ++*next) {
-        const int b = (int)*next;
-        const int64_t c = p.cum[b];
+    const int64_t W = sm->sc_w, s0 = hd_sched_s(q, W, P), s1 = hd_sched_s(q + 1, W, P);
+    while (sm->sc_next < p.B) {
+        const int b = (int)sm->sc_next;
+        const int64_t c = sm->sc_cum;
         if (c >= s1) return 0;
-        if (p.cum[b + 1] == c) continue; /* no rows */
-        if (!hd_block_job(p, b, l, J, &ntiles)) continue;
+        int nblk;
+        const int64_t cost = hd_req_cost(p, b, &nblk);
+        sm->sc_next = b + 1;
+        sm->sc_cum = c + cost;
+        if (cost == 0 || !hd_block_job(p, b, l, J, &ntiles)) continue;
         const int64_t x0 = c + p.c0;
         const int lo = (int)min((int64_t)ntiles, max((int64_t)0, s0 - x0));
         const int hi = (int)min((int64_t)ntiles, max((int64_t)0, s1 - x0));
@@ -659,11 +674,103 @@ MLA_DEV int hd_sched_next(const hd_params &p, int x, int64_t W, int P, int fallb
         J->t_begin = lo;
         J->nt = hi - lo;
         J->split = 0;
-        J->part = (lo == 0 && hi == ntiles) ? -1 : (2 * q + (b == first ? 0 : 1)) * p.L + l;
-        ++*next;
+        J->part = (lo == 0 && hi == ntiles) ? -1 : (2 * q + (b == sm->sc_first ? 0 : 1)) * p.L + l;
         return 1;
     }
     return 0;
+}
+
+/* The plan, in every CTA (all threads, before the roles split): the requests' costs, their
+ * prefix sums in scratch (shared memory of the K stages, free until the first tile), W, P' and
+ * the fallback flag into sm; CTA 0 also writes cum[] and plan[] for the combine. Thread 0 then
+ * finds the CTA's first segment. Returns 1 with sm->job set when the CTA has one. */
+MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
+    int64_t *cum = (int64_t *)(gbase + HD_SK0);   /* [B + 1] */
+    int64_t *wsum = (int64_t *)(gbase + HD_SK1);  /* [12] warp sums */
+    unsigned long long *mm = (unsigned long long *)(gbase + HD_SK1 + 256); /* min, max cost; over */
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int x = blockIdx.x;
+    if (tid == 0) {
+        mm[0] = ~0ull;
+        mm[1] = 0;
+        mm[2] = 0;
+    }
+    __syncthreads();
+    /* costs; each thread then sums a contiguous chunk */
+    const int chunk = (p.B + HD_THREADS - 1) / HD_THREADS;
+    const int lo = min(p.B, tid * chunk), hi = min(p.B, lo + chunk);
+    unsigned long long mn = ~0ull, mx = 0;
+    int over = 0;
+    for (int b = tid; b < p.B; b += HD_THREADS) {
+        int nblk;
+        const int64_t c = hd_req_cost(p, b, &nblk);
+        cum[b] = c;
+        if (nblk > p.L) over = 1;
+        if (c > 0) {
+            mn = min(mn, (unsigned long long)c);
+            mx = max(mx, (unsigned long long)c);
+        }
+    }
+    if (mn != ~0ull) atomicMin(&mm[0], mn);
+    if (mx) atomicMax(&mm[1], mx);
+    if (over) mm[2] = 1;
+    __syncthreads();
+    int64_t run = 0;
+    for (int b = lo; b < hi; b++) run += cum[b];
+    int64_t v = run; /* inclusive scan of the chunk sums: warps, then the 12 warp sums */
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+        const int64_t y = __shfl_up_sync(0xffffffffu, v, d);
+        if (lane >= d) v += y;
+    }
+    if (lane == 31) wsum[warp] = v;
+    __syncthreads();
+    int64_t base = v - run;
+    for (int w = 0; w < warp; w++) base += wsum[w];
+    __syncthreads(); /* every chunk summed before rewriting */
+    for (int b = lo; b < hi; b++) {
+        const int64_t c = cum[b];
+        cum[b] = base;
+        base += c;
+    }
+    if (tid == HD_THREADS - 1) cum[p.B] = base;
+    __syncthreads();
+    const int64_t W = cum[p.B];
+    const int fb = mm[2] != 0;
+    int P = p.P;
+    if (!fb) {
+        if (mm[0] == mm[1]) { /* one cost: boundaries between requests */
+            const int k = (p.B + p.P - 1) / p.P;
+            P = p.B >= p.P ? (p.B + k - 1) / k : p.B * (p.P / p.B);
+        } else {
+            const int64_t g = W / (p.min_units > 0 ? p.min_units : 1);
+            P = (int)(g < 1 ? 1 : (g > p.P ? p.P : g));
+        }
+    }
+    if (x == 0) { /* for the combine (it runs once this grid has completed) */
+        for (int b = tid; b <= p.B; b += HD_THREADS) p.cum[b] = cum[b];
+        if (tid == 0) {
+            p.plan[0] = W;
+            p.plan[1] = P;
+            p.plan[2] = fb;
+        }
+    }
+    int has = 0;
+    if (tid == 0) {
+        sm->sc_w = W;
+        sm->sc_p = P;
+        sm->sc_fb = fb;
+        if (fb) sm->sc_next = x;
+        else if (x < P * p.L) {
+            sm->sc_first = hd_sched_req(cum, p.B, hd_sched_s(x / p.L, W, P));
+            sm->sc_next = sm->sc_first;
+            sm->sc_cum = cum[sm->sc_first];
+        } else sm->sc_next = p.B; /* a lane past the parts used */
+        hd_job J;
+        has = hd_sched_next(p, sm, x, &J);
+        if (has) sm->job = J;
+    }
+    return has;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -2068,27 +2175,16 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1) {
     hd_small *sm = (hd_small *)(gbase + HD_BIG);
     const uint32_t sm_u32 = sbase + HD_BIG;
 
-    if (threadIdx.x == 0) {
+    int has = 0;
+    if (p.sched) has = hd_plan_cta(p, sm, gbase);
+    else if (threadIdx.x == 0) {
         hd_job J0;
-        int has;
-        if (p.sched) {
-            asm volatile("griddepcontrol.wait;\n" ::: "memory"); /* the plan kernel's cum[] and plan[] */
-            sm->sc_w = p.plan[0];
-            sm->sc_p = (int32_t)p.plan[1];
-            sm->sc_fb = (int32_t)p.plan[2];
-            const int x = blockIdx.x;
-            has = x < sm->sc_p * p.L;
-            if (has) {
-                sm->sc_first = sm->sc_fb ? 0 : hd_sched_req(p, hd_sched_s(x / p.L, sm->sc_w, sm->sc_p));
-                sm->sc_next = sm->sc_fb ? x : sm->sc_first;
-                has = hd_sched_next(p, x, sm->sc_w, sm->sc_p, sm->sc_fb, sm->sc_first, &sm->sc_next, &J0);
-            }
-        } else has = hd_find_job(p, &J0);
+        has = hd_find_job(p, &J0);
+        if (has) sm->job = J0;
+    }
+    if (threadIdx.x == 0) {
         sm->sc_more = has;
-        if (has) {
-            sm->job = J0;
-            hd_init_bars(p, sm, sm_u32, 0);
-        }
+        if (has) hd_init_bars(p, sm, sm_u32, 0);
     }
     __syncthreads();
     if (!sm->sc_more) return; /* uniform over the CTA */
@@ -2107,7 +2203,7 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1) {
             int more = 0;
             if (tid == 0) {
                 hd_job J1;
-                more = hd_sched_next(p, blockIdx.x, sm->sc_w, sm->sc_p, sm->sc_fb, sm->sc_first, &sm->sc_next, &J1);
+                more = hd_sched_next(p, sm, blockIdx.x, &J1);
                 if (more) {
                     sm->job = J1;
                     hd_init_bars(p, sm, sm_u32, 1);
@@ -2190,157 +2286,77 @@ __global__ void __launch_bounds__(128) hd_combine_kernel_v2(const hd_params p) {
     if (p.lse && tid == 0) p.lse[(int64_t)t * p.lse_st + h] = lse;
 }
 
-/* Balanced schedule: the plan (one CTA of 1024 threads). cost(b) = c0 + the tiles of request b's
- * last row block (0 without rows); cum[] = exclusive prefix sums (cum[B] = W); plan[1] = P' = the
- * parts used, at most P and at least min_units of cost each; plan[2] = 1 when some request has
- * more than L row blocks. The decode grid starts as its programmatic dependent and waits for it
- * in griddepcontrol.wait. */
-__global__ void __launch_bounds__(1024) hd_plan_kernel(const hd_params p) {
-    __shared__ int64_t wsum[32];
-    __shared__ int64_t carry;
-    __shared__ int over;
-    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    if (tid == 0) carry = 0, over = 0;
-    __syncthreads();
-    for (int base = 0; base < p.B; base += 1024) {
-        const int b = base + tid;
-        int64_t cost = 0;
-        if (b < p.B) {
-            const int q0 = hd_clamp(p.q_off[b], 0, p.T), q1 = hd_clamp(p.q_off[b + 1], q0, p.T);
-            const int nblk = (int)(((int64_t)(q1 - q0) * p.H + HD_ROWS - 1) / HD_ROWS);
-            hd_job J;
-            int ntiles;
-            if (nblk > p.L) over = 1;
-            if (nblk > 0 && hd_block_job(p, b, nblk - 1, &J, &ntiles)) cost = (int64_t)p.c0 + ntiles;
-        }
-        int64_t x = cost; /* inclusive scan: warp, then the warps' sums */
-#pragma unroll
-        for (int d = 1; d < 32; d <<= 1) {
-            const int64_t y = __shfl_up_sync(0xffffffffu, x, d);
-            if (lane >= d) x += y;
-        }
-        if (lane == 31) wsum[warp] = x;
-        __syncthreads();
-        if (warp == 0) {
-            int64_t w = wsum[lane];
-#pragma unroll
-            for (int d = 1; d < 32; d <<= 1) {
-                const int64_t y = __shfl_up_sync(0xffffffffu, w, d);
-                if (lane >= d) w += y;
-            }
-            wsum[lane] = w;
-        }
-        __syncthreads();
-        const int64_t incl = carry + x + (warp ? wsum[warp - 1] : 0);
-        if (b < p.B) p.cum[b] = incl - cost;
-        __syncthreads(); /* carry read by everyone */
-        if (tid == 1023) carry = incl;
-        __syncthreads();
-    }
-    __shared__ int ncut;
-    const int64_t W = carry;
-    int64_t g = W / (p.min_units > 0 ? p.min_units : 1);
-    g = g < 1 ? 1 : (g > p.P ? p.P : g);
-    if (over) g = p.P;
-    if (tid == 0) {
-        p.cum[p.B] = W;
-        p.plan[0] = W;
-        p.plan[1] = g;
-        p.plan[2] = over;
-        ncut = 0;
-    }
-    __syncthreads();
-    /* the requests cut across parts (at most P' - 1: each holds a part boundary), for the combine */
-    for (int b = tid; b < p.B && !over; b += 1024) {
-        const int64_t c = p.cum[b], x1 = p.cum[b + 1];
-        if (x1 == c) continue;
-        const int64_t x0 = c + p.c0;
-        if (x0 >= x1) continue; /* no tiles */
-        const int qa = hd_sched_part(x0, W, (int)g), qb = hd_sched_part(x1 - 1, W, (int)g);
-        if (qa == qb) continue;
-        const int j = atomicAdd(&ncut, 1);
-        p.cut[4 * j] = b;
-        p.cut[4 * j + 1] = qa;
-        p.cut[4 * j + 2] = c <= hd_sched_s(qa, W, (int)g);
-    }
-    __syncthreads();
-    if (tid == 0) p.plan[3] = ncut;
-}
-
-/* Balanced schedule combine: one CTA of 128 threads per row of a cut request's block: CTA x =
- * (j, r, rr) = (cut request, block = lane, row of the block), grid (P - 1) L 64; the CTAs past the
- * plan's ncut exit at once. The partials of block r of request b come from parts q_a .. q_r (the
- * part holding its last tile), index (2q + (q == q_a and b is not q_a's first request)) L + r. */
+/* Balanced schedule combine: one warp per row, four rows a CTA, over (P' - 1) L 64 rows: part
+ * boundary q = 1.., block (lane) r, row rr of the block. The request b holding s_q is merged by the
+ * first boundary inside its tiles (q = q_a + 1, q_a the part of its first tile); its block r's
+ * partials come from parts q_a .. q_r (the part of the block's last tile), index (2q + (q == q_a
+ * and b is not q_a's first request)) L + r. Everything else exits at once (and everything in
+ * the fallback, where every block is done whole). */
 __global__ void __launch_bounds__(128) hd_combine_kernel_sched(const hd_params p) {
-    __shared__ float wsh[HD_SCHED_MAX_P];
-    __shared__ int psh[HD_SCHED_MAX_P];
-    __shared__ float red[4];
-    __shared__ int np_sh;
     asm volatile("griddepcontrol.wait;\n" ::: "memory");
-    const int64_t x = blockIdx.x;
-    const int j = (int)(x / (p.L * HD_ROWS)), r = (int)(x / HD_ROWS % p.L), rr = (int)(x % HD_ROWS);
-    if (j >= p.plan[3]) return;
-    const int tid = threadIdx.x, lane = tid & 31;
-    const int b = p.cut[4 * j], qa = p.cut[4 * j + 1], qa_first = p.cut[4 * j + 2];
+    if (p.plan[2]) return;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int64_t row = (int64_t)blockIdx.x * 4 + warp;
+    const int64_t W = p.plan[0];
+    const int P = (int)p.plan[1];
+    const int q = (int)(row / (p.L * HD_ROWS)) + 1, r = (int)(row / HD_ROWS % p.L), rr = (int)(row % HD_ROWS);
+    if (q >= P) return;
+    const int64_t sq = hd_sched_s(q, W, P);
+    const int b = hd_sched_req(p.cum, p.B, sq);
+    const int64_t c = p.cum[b], x0 = c + p.c0;
+    if (sq <= x0) return; /* the boundary falls before b's tiles */
+    const int qa = hd_sched_part(x0, W, P);
+    if (q != qa + 1) return; /* merged from b's first cut */
     hd_job J;
     int ntiles;
     if (!hd_block_job(p, b, r, &J, &ntiles) || ntiles == 0) return;
     const int R = r * HD_ROWS + rr;
     if (R >= J.nrows) return;
-    const int t = J.q_start + R / p.H, h = R % p.H;
-    const int64_t W = p.plan[0];
-    const int P = (int)p.plan[1];
-    const int qr = hd_sched_part(p.cum[b] + p.c0 + ntiles - 1, W, P);
+    const int qr = hd_sched_part(x0 + ntiles - 1, W, P);
     if (qr == qa) return; /* block r written whole by part qa */
-    if (tid == 0) {
-        int n = 0;
-        for (int q = qa; q <= qr; q++) psh[n++] = (2 * q + (q == qa && !qa_first ? 1 : 0)) * p.L + r;
-        np_sh = n;
-    }
-    __syncthreads();
-    const int ns = np_sh;
+    const int qa_first = c <= hd_sched_s(qa, W, P);
+    const int t = J.q_start + R / p.H, h = R % p.H;
+    const int ns = qr - qa + 1;
+#define HD_PIECE(k) ((int64_t)((2 * (qa + (k)) + ((k) == 0 && !qa_first ? 1 : 0)) * p.L + r) * HD_ROWS + rr)
     float M = -INFINITY;
-    for (int k = tid; k < ns; k += 128) M = fmaxf(M, p.ws_plse[(int64_t)psh[k] * HD_ROWS + rr]);
+    for (int k = lane; k < ns; k += 32) M = fmaxf(M, p.ws_plse[HD_PIECE(k)]);
 #pragma unroll
-    for (int k = 16; k >= 1; k >>= 1) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, k));
-    if (lane == 0) red[tid >> 5] = M;
-    __syncthreads();
-    M = fmaxf(fmaxf(red[0], red[1]), fmaxf(red[2], red[3]));
-    float W8 = 0.f;
-    for (int k = tid; k < ns; k += 128) {
-        const float ls = p.ws_plse[(int64_t)psh[k] * HD_ROWS + rr];
-        const float w = (M == -INFINITY || ls == -INFINITY) ? 0.f : exp2f(ls - M);
-        wsh[k] = w;
-        W8 += w;
-    }
+    for (int d = 16; d >= 1; d >>= 1) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, d));
+    float wsum = 0.f;
+    float4 acc[4];
 #pragma unroll
-    for (int k = 16; k >= 1; k >>= 1) W8 += __shfl_xor_sync(0xffffffffu, W8, k);
-    __syncthreads(); /* red[] read by everyone, wsh[] written */
-    if (lane == 0) red[tid >> 5] = W8;
-    __syncthreads();
-    W8 = red[0] + red[1] + red[2] + red[3];
-    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll 4
+    for (int i = 0; i < 4; i++) acc[i] = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll 2
     for (int k = 0; k < ns; k++) {
-        const float ws = wsh[k];
-        if (ws == 0.f) continue;
-        const float4 v = __ldcs((const float4 *)(p.ws_po + ((int64_t)psh[k] * HD_ROWS + rr) * HD_DV + 4 * tid));
-        acc.x += ws * v.x;
-        acc.y += ws * v.y;
-        acc.z += ws * v.z;
-        acc.w += ws * v.w;
+        const int64_t pr = HD_PIECE(k);
+        const float ls = p.ws_plse[pr];
+        const float w = (M == -INFINITY || ls == -INFINITY) ? 0.f : exp2f(ls - M);
+        wsum += w;
+        if (w == 0.f) continue;
+        const float *src = p.ws_po + pr * HD_DV + 4 * lane;
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const float4 v = __ldcs((const float4 *)(src + 128 * i)); /* read once: stream */
+            acc[i].x += w * v.x;
+            acc[i].y += w * v.y;
+            acc[i].z += w * v.z;
+            acc[i].w += w * v.w;
+        }
     }
+#undef HD_PIECE
     float f = 0.f, lse = INFINITY;
-    if (W8 > 0.f) {
-        lse = (M + log2f(W8)) * 0.69314718055994531f;
-        f = 1.f / W8;
+    if (wsum > 0.f) {
+        lse = (M + log2f(wsum)) * 0.69314718055994531f;
+        f = 1.f / wsum;
         if (p.sink) f *= 1.f / (1.f + expf(p.sink[h] - lse));
     }
-    uint16_t *orow = p.out + (int64_t)t * p.o_st + (int64_t)h * p.o_sh + 4 * tid;
-    *(uint32_t *)orow = pack_bf16x2(acc.x * f, acc.y * f);
-    *(uint32_t *)(orow + 2) = pack_bf16x2(acc.z * f, acc.w * f);
-    if (p.lse && tid == 0) p.lse[(int64_t)t * p.lse_st + h] = lse;
+    uint16_t *orow = p.out + (int64_t)t * p.o_st + (int64_t)h * p.o_sh + 4 * lane;
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        *(uint32_t *)(orow + 128 * i) = pack_bf16x2(acc[i].x * f, acc[i].y * f);
+        *(uint32_t *)(orow + 128 * i + 2) = pack_bf16x2(acc[i].z * f, acc[i].w * f);
+    }
+    if (p.lse && lane == 0) p.lse[(int64_t)t * p.lse_st + h] = lse;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -2434,6 +2450,7 @@ static int hd_sched_shape(const mla_ctx *ctx, const mla_decode_args *a, int *L, 
     const int64_t l = (qb * a->num_heads + HD_ROWS - 1) / HD_ROWS;
     const int sms = ctx && ctx->sm_count > 0 ? ctx->sm_count : 132;
     if (l < 1 || l * 2 > sms) return 0;
+    if (B + 1 > HD_TILE / 8) return 0; /* the plan's prefix sums live in one K stage */
     *L = (int)l;
     *P = (int)(sms / l < HD_SCHED_MAX_P ? sms / l : HD_SCHED_MAX_P);
     return 1;
@@ -2460,7 +2477,7 @@ static int hd_use_sched(const mla_ctx *ctx, const mla_decode_args *a) {
     return v && hd_env_int("MLA_DECODE_SPLITS", &fs) < 1 && hd_sched_shape(ctx, a, &L, &P);
 }
 
-/* balanced schedule scratch: plan[4] | cum[B + 1] | cut[P][4] | partials [2 P L, 64, 512] f32 | lse2 [2 P L, 64] */
+/* balanced schedule scratch: plan[3] | cum[B + 1] | partials [2 P L, 64, 512] f32 | lse2 [2 P L, 64] */
 static int64_t hd_num_slots(const mla_decode_args *a) {
     return (int64_t)a->num_tokens * a->num_heads / HD_ROWS + a->batch.num_requests;
 }
@@ -2468,8 +2485,8 @@ static size_t hd_sched_ws_bytes(const mla_ctx *ctx, const mla_decode_args *a) {
     int L = 1, P = 1;
     hd_sched_shape(ctx, a, &L, &P);
     const size_t n = 2 * (size_t)P * (size_t)L;
-    return 256 + 256 + hd_align((size_t)(a->batch.num_requests + 1) * 8) + hd_align((size_t)P * 16) +
-           hd_align(n * HD_ROWS * HD_DV * 4) + hd_align(n * HD_ROWS * 4);
+    return 256 + 256 + hd_align((size_t)(a->batch.num_requests + 1) * 8) + hd_align(n * HD_ROWS * HD_DV * 4) +
+           hd_align(n * HD_ROWS * 4);
 }
 
 static size_t hd_ws_bytes(const mla_decode_args *a, int nsplit) {
@@ -2592,8 +2609,7 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
         uint8_t *w = (uint8_t *)(((uintptr_t)a->workspace + 255) & ~(uintptr_t)255);
         p.plan = (int64_t *)w;
         p.cum = (int64_t *)(w + 256);
-        p.cut = (int32_t *)(w + 256 + hd_align((size_t)(p.B + 1) * 8));
-        p.ws_po = (float *)((uint8_t *)p.cut + hd_align((size_t)p.P * 16));
+        p.ws_po = (float *)(w + 256 + hd_align((size_t)(p.B + 1) * 8));
         p.ws_plse = (float *)((uint8_t *)p.ws_po + hd_align(n * HD_ROWS * HD_DV * 4));
     } else if (need) {
         const size_t rows = (size_t)p.T * (size_t)p.H * (size_t)nsplit;
@@ -2611,43 +2627,37 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     cudaLaunchAttribute pdl[1];
     pdl[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     pdl[0].val.programmaticStreamSerializationAllowed = 1;
-    if (sched) { /* plan, then the decode grid as its programmatic dependent */
-        static int timing_env = -1; /* MLA_HD_TIMING=1 (diagnosis): events between the three grids, times to stderr */
+    if (sched) { /* the decode grid (each CTA plans), then the combine as its programmatic dependent */
+        static int timing_env = -1; /* MLA_HD_TIMING=1 (diagnosis): events around the two grids, times to stderr */
         const int timing = hd_env_int("MLA_HD_TIMING", &timing_env) == 1;
-        cudaEvent_t ev[4];
-        if (timing)
-            for (int i = 0; i < 4; i++) cudaEventCreate(&ev[i]);
-        if (timing) cudaEventRecord(ev[0], stream);
-        hd_plan_kernel<<<1, 1024, 0, stream>>>(p);
-        MLA_CUDA_LAUNCHED(ctx, "decode (hopper) plan");
+        cudaEvent_t ev[3];
+        if (timing) {
+            for (int i = 0; i < 3; i++) cudaEventCreate(&ev[i]);
+            cudaEventRecord(ev[0], stream);
+        }
+        kern<<<dim3((unsigned)(p.P * p.L), 1u, 1u), HD_THREADS, HD_SMEM_BYTES, stream>>>(p);
+        MLA_CUDA_LAUNCHED(ctx, "decode (hopper) kernel");
         if (timing) cudaEventRecord(ev[1], stream);
         cudaLaunchConfig_t cfg;
         memset(&cfg, 0, sizeof cfg);
-        cfg.gridDim = dim3((unsigned)(p.P * p.L), 1u, 1u);
-        cfg.blockDim = dim3(HD_THREADS, 1u, 1u);
-        cfg.dynamicSmemBytes = HD_SMEM_BYTES;
+        cfg.gridDim = dim3((unsigned)((p.P - 1) * p.L * HD_ROWS / 4), 1u, 1u);
+        cfg.blockDim = dim3(128u, 1u, 1u);
+        cfg.dynamicSmemBytes = 0;
         cfg.stream = stream;
         cfg.attrs = pdl;
         cfg.numAttrs = 1;
-        MLA_CUDA_TRY(ctx, cudaLaunchKernelEx(&cfg, kern, p), "decode (hopper) kernel launch");
-        MLA_CUDA_LAUNCHED(ctx, "decode (hopper) kernel");
-        if (timing) cudaEventRecord(ev[2], stream);
-        cfg.gridDim = dim3((unsigned)((p.P - 1) * p.L * HD_ROWS), 1u, 1u);
-        cfg.blockDim = dim3(128u, 1u, 1u);
-        cfg.dynamicSmemBytes = 0;
         MLA_CUDA_TRY(ctx, cudaLaunchKernelEx(&cfg, hd_combine_kernel_sched, p), "decode (hopper) combine launch");
         MLA_CUDA_LAUNCHED(ctx, "decode (hopper) combine");
         if (timing) {
-            cudaEventRecord(ev[3], stream);
-            cudaEventSynchronize(ev[3]);
-            float t[3];
-            for (int i = 0; i < 3; i++) cudaEventElapsedTime(&t[i], ev[i], ev[i + 1]);
-            int64_t plan[4];
+            cudaEventRecord(ev[2], stream);
+            cudaEventSynchronize(ev[2]);
+            float t[2];
+            for (int i = 0; i < 2; i++) cudaEventElapsedTime(&t[i], ev[i], ev[i + 1]);
+            int64_t plan[3];
             cudaMemcpy(plan, p.plan, sizeof plan, cudaMemcpyDeviceToHost);
-            fprintf(stderr, "hd timing: plan %.1f us, decode %.1f us, combine %.1f us; W %lld P' %lld of %d, L %d, fallback %lld, cut %lld\n",
-                    1e3f * t[0], 1e3f * t[1], 1e3f * t[2], (long long)plan[0], (long long)plan[1], p.P, p.L,
-                    (long long)plan[2], (long long)plan[3]);
-            for (int i = 0; i < 4; i++) cudaEventDestroy(ev[i]);
+            fprintf(stderr, "hd timing: decode %.1f us, combine %.1f us; W %lld P' %lld of %d, L %d, fallback %lld\n",
+                    1e3f * t[0], 1e3f * t[1], (long long)plan[0], (long long)plan[1], p.P, p.L, (long long)plan[2]);
+            for (int i = 0; i < 3; i++) cudaEventDestroy(ev[i]);
         }
         return MLA_OK;
     }
