@@ -687,26 +687,28 @@ MLA_DEV int hd_sched_next(const hd_params &p, hd_small *sm, int x, hd_job *J) {
 MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
     int64_t *cum = (int64_t *)(gbase + HD_SK0);   /* [B + 1] */
     int64_t *wsum = (int64_t *)(gbase + HD_SK1);  /* [12] warp sums */
-    unsigned long long *mm = (unsigned long long *)(gbase + HD_SK1 + 256); /* min, max cost; over */
+    unsigned long long *mm = (unsigned long long *)(gbase + HD_SK1 + 256); /* min, max cost; over; requests with rows */
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int x = blockIdx.x;
     if (tid == 0) {
         mm[0] = ~0ull;
         mm[1] = 0;
         mm[2] = 0;
+        mm[3] = 0;
     }
     __syncthreads();
     /* costs; each thread then sums a contiguous chunk */
     const int chunk = (p.B + HD_THREADS - 1) / HD_THREADS;
     const int lo = min(p.B, tid * chunk), hi = min(p.B, lo + chunk);
     unsigned long long mn = ~0ull, mx = 0;
-    int over = 0;
+    int over = 0, nreq = 0;
     for (int b = tid; b < p.B; b += HD_THREADS) {
         int nblk;
         const int64_t c = hd_req_cost(p, b, &nblk);
         cum[b] = c;
         if (nblk > p.L) over = 1;
         if (c > 0) {
+            nreq++;
             mn = min(mn, (unsigned long long)c);
             mx = max(mx, (unsigned long long)c);
         }
@@ -714,6 +716,7 @@ MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
     if (mn != ~0ull) atomicMin(&mm[0], mn);
     if (mx) atomicMax(&mm[1], mx);
     if (over) mm[2] = 1;
+    if (nreq) atomicAdd(&mm[3], (unsigned long long)nreq);
     __syncthreads();
     int64_t run = 0;
     for (int b = lo; b < hi; b++) run += cum[b];
@@ -738,13 +741,14 @@ MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
     const int64_t W = cum[p.B];
     const int fb = mm[2] != 0;
     int P = p.P;
-    if (!fb) {
-        if (mm[0] == mm[1]) { /* one cost: boundaries between requests */
-            const int k = (p.B + p.P - 1) / p.P;
-            P = p.B >= p.P ? (p.B + k - 1) / k : p.B * (p.P / p.B);
-        } else {
-            const int64_t g = W / (p.min_units > 0 ? p.min_units : 1);
-            P = (int)(g < 1 ? 1 : (g > p.P ? p.P : g));
+    if (!fb) { /* at most P parts of at least min_units each */
+        const int64_t g = W / (p.min_units > 0 ? p.min_units : 1);
+        P = (int)(g < 1 ? 1 : (g > p.P ? p.P : g));
+        const int nb = (int)mm[3]; /* requests with rows */
+        if (mm[0] == mm[1] && nb > 0) { /* one cost: boundaries between requests where they fit */
+            const int k = (nb + p.P - 1) / p.P;
+            const int pu = nb >= p.P ? (nb + k - 1) / k : nb * (p.P / nb);
+            if (pu <= P) P = pu;
         }
     }
     if (x == 0) { /* for the combine (it runs once this grid has completed) */
@@ -2318,22 +2322,40 @@ __global__ void __launch_bounds__(128) hd_combine_kernel_sched(const hd_params p
     const int t = J.q_start + R / p.H, h = R % p.H;
     const int ns = qr - qa + 1;
 #define HD_PIECE(k) ((int64_t)((2 * (qa + (k)) + ((k) == 0 && !qa_first ? 1 : 0)) * p.L + r) * HD_ROWS + rr)
+    /* piece k's weight 2^(lse2_k - M) in lane k % 32, register k / 32 (ns <= 256); every piece was
+       written (parts hold >= min_units >= 1 of cost: none is empty; an empty split wrote zeros with
+       lse2 = -inf, weight 0), so the loads below do not wait on the weights */
+    float lsr[HD_SCHED_MAX_P / 32];
     float M = -INFINITY;
-    for (int k = lane; k < ns; k += 32) M = fmaxf(M, p.ws_plse[HD_PIECE(k)]);
+#pragma unroll
+    for (int i = 0; i < HD_SCHED_MAX_P / 32; i++) {
+        const int k = 32 * i + lane;
+        lsr[i] = -INFINITY;
+        if (k < ns) lsr[i] = p.ws_plse[HD_PIECE(k)];
+        M = fmaxf(M, lsr[i]);
+    }
 #pragma unroll
     for (int d = 16; d >= 1; d >>= 1) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, d));
     float wsum = 0.f;
+#pragma unroll
+    for (int i = 0; i < HD_SCHED_MAX_P / 32; i++) {
+        lsr[i] = (M == -INFINITY || lsr[i] == -INFINITY) ? 0.f : exp2f(lsr[i] - M);
+        wsum += lsr[i];
+    }
+#pragma unroll
+    for (int d = 16; d >= 1; d >>= 1) wsum += __shfl_xor_sync(0xffffffffu, wsum, d);
     float4 acc[4];
 #pragma unroll
     for (int i = 0; i < 4; i++) acc[i] = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll 2
+#pragma unroll 4
     for (int k = 0; k < ns; k++) {
-        const int64_t pr = HD_PIECE(k);
-        const float ls = p.ws_plse[pr];
-        const float w = (M == -INFINITY || ls == -INFINITY) ? 0.f : exp2f(ls - M);
-        wsum += w;
-        if (w == 0.f) continue;
-        const float *src = p.ws_po + pr * HD_DV + 4 * lane;
+        float w = 0.f;
+#pragma unroll
+        for (int i = 0; i < HD_SCHED_MAX_P / 32; i++) {
+            const float wi = __shfl_sync(0xffffffffu, lsr[i], k & 31);
+            if ((k >> 5) == i) w = wi;
+        }
+        const float *src = p.ws_po + HD_PIECE(k) * HD_DV + 4 * lane;
 #pragma unroll
         for (int i = 0; i < 4; i++) {
             const float4 v = __ldcs((const float4 *)(src + 128 * i)); /* read once: stream */
