@@ -175,7 +175,8 @@
 /* What one CTA works on: a segment (row block x tile range; thread 0 finds it, hd_small.job). */
 typedef struct hd_job {
     int b, q_start, q_len, nrows, row0, seq, t_begin, nt, split;
-    int part; /* balanced schedule: -1 = the whole row block (write out), else its partial's index */
+    int part; /* -1: the whole row block (write out); -2: uniform split y = split (partial); >= 0:
+                 balanced schedule, the partial's index */
 } hd_job;
 
 typedef struct hd_small {
@@ -200,8 +201,9 @@ typedef struct hd_small {
                                    some scale of its pair is not a power of two) -> exact program */
     uint64_t pbar;              /* FP8: mbarrier over the 128 producer threads (phase barrier) */
     hd_job job;                 /* the segment now running (thread 0 finds it) */
-    int64_t sc_w, sc_next, sc_cum; /* balanced schedule: W, the next request (fallback: slot), its cum */
-    int32_t sc_p, sc_first, sc_fb, sc_more; /* parts used, the part's first request, fallback, 1 while a
+    int64_t sc_w, sc_next, sc_cum; /* balanced schedule: W, the next request to look at, its cum */
+    int32_t sc_p, sc_first, sc_mode, sc_have, sc_more; /* parts used, the part's first request, mode
+                                   (1 balanced, 0 the uniform layout), plan read from CTA 0's, 1 while a
                                    segment is to run */
 } hd_small;
 
@@ -262,10 +264,11 @@ typedef struct hd_params {
     int32_t L, P;               /* lanes (row blocks of a request), parts (the plan may use fewer: plan[1]) */
     int32_t c0;                 /* a segment's fixed cost in tile units */
     int32_t min_units;          /* the plan gives each part at least this much cost */
-    int64_t NS;                 /* row-block slots: T * H / 64 + B (the fallback walks them) */
-    int64_t *cum;               /* [B + 1] prefix sums of the requests' costs (CTA 0 writes them for the combine) */
-    int64_t *plan;              /* [3]: W = cum[B], P' (parts used), fallback (1: some request has > L blocks);
-                                   written by CTA 0 for the combine */
+    int64_t NS;                 /* row-block slots: T * H / 64 + B */
+    int64_t *cum;               /* [B + 1] prefix sums of the requests' costs (CTA 0 publishes them) */
+    int64_t *plan;              /* [4]: W = cum[B], P' (parts used), mode (1 balanced, 0 uniform layout),
+                                   the launch's epoch once CTA 0 has written the rest */
+    int64_t epoch;              /* unique per launch: a published plan belongs to this launch */
     float *ws_po;               /* [2 P L, 64, 512] f32 partials (already / l) */
     float *ws_plse;             /* [2 P L, 64] f32 partial lse2 */
 } hd_params;
@@ -585,7 +588,7 @@ MLA_DEV int hd_find_job(const hd_params &p, hd_job *J) {
     if (!hd_slot_job(p, blockIdx.x, J, &ntiles)) return 0;
     const int tps = (ntiles + p.nsplit - 1) / p.nsplit;
     J->split = blockIdx.y;
-    J->part = -1;
+    J->part = p.nsplit > 1 ? -2 : -1;
     J->t_begin = J->split * tps;
     J->nt = max(0, min(ntiles, J->t_begin + tps) - J->t_begin);
     if (p.dbg) J->nt = min(J->nt, 1);
@@ -595,26 +598,30 @@ MLA_DEV int hd_find_job(const hd_params &p, hd_job *J) {
 /* Balanced schedule (p.sched == 1; FlashMLA's idea, our code). The requests lie on one line,
  * cost(b) = c0 + the tiles of its last row block (c0: a segment's fixed cost in tile units: Q
  * load, pipeline fill, output), cum[b] the prefix sums, W = cum[B]. Part q of the plan's P' takes
- * the interval [s_q, s_{q+1}), s_q = q * W / P', and runs as L CTAs ("lanes", x = q * L + l): lane
- * l does row block l of every request on the interval (L = the row blocks of a request: the lanes
- * of a part read the same keys at about the same time, from L2), the tiles of that block whose
- * position cum[b] + c0 + j falls inside. A block wholly inside one part writes the output; else
- * each part writes an f32 partial, index (2q + 0 if b is the part's first request, else 2q + 1)
- * * L + l (only a part's first and last request can be cut), and hd_combine_kernel_sched merges
- * them. A block without tiles belongs to the part whose interval holds cum[b].
- * Every CTA computes the plan itself at its start (hd_plan_cta: one pass over the requests, a scan
- * in shared memory); when all requests cost the same, P' makes the boundaries fall between
- * requests (B >= P: ceil(B / P) requests a part; B < P: P / B parts a request), the uniform
- * layout without cuts where it has none to make; when a request has more than L row blocks
- * (ragged q_len) the CTAs do whole row blocks instead, slots x, x + P L, ... (fallback). */
+ * the interval [s_q, s_{q+1}), s_q = q * W / P', and runs as L CTAs ("lanes", linear CTA index x =
+ * q * L + l): lane l does row block l of every request on the interval (L = the row blocks of a
+ * request: the lanes of a part read the same keys at about the same time, from L2), the tiles of
+ * that block whose position cum[b] + c0 + j falls inside, one segment per request. A block wholly
+ * inside one part writes the output; else each part writes an f32 partial, index (2q + 0 if b is
+ * the part's first request, else 2q + 1) * L + l (only a part's first and last request can be
+ * cut), and hd_combine_kernel_v3 merges them. A block without tiles belongs to the part whose
+ * interval holds cum[b].
+ * The plan is made in the CTAs (hd_plan_cta): one pass over the requests and a scan in shared
+ * memory; CTA 0 publishes it (cum[], plan[], then the launch's epoch), and a CTA that starts later
+ * and finds it reads it instead. When every request costs the same, or some request has more than
+ * L row blocks (ragged q_len), the plan says mode 0 and the grid runs the uniform layout (CTA
+ * (slot, split), hd_find_job): its waves are already balanced there and it needs no combine. */
 MLA_DEV int64_t hd_sched_s(int64_t q, int64_t W, int P) { return q * W / P; }
 
+/* cum[i], from shared memory or (glob) from CTA 0's copy in global memory, through L2 */
+MLA_DEV int64_t hd_cum(const int64_t *cum, int glob, int i) { return glob ? __ldcg(cum + i) : cum[i]; }
+
 /* largest b with cum[b] <= x (x < W): the request whose interval holds x */
-MLA_DEV int hd_sched_req(const int64_t *cum, int B, int64_t x) {
+MLA_DEV int hd_sched_req(const int64_t *cum, int glob, int B, int64_t x) {
     int lo = 0, hi = B - 1;
     while (lo < hi) {
         const int mid = (lo + hi + 1) >> 1;
-        if (cum[mid] <= x) lo = mid;
+        if (hd_cum(cum, glob, mid) <= x) lo = mid;
         else hi = mid - 1;
     }
     return lo;
@@ -638,23 +645,11 @@ MLA_DEV int64_t hd_req_cost(const hd_params &p, int b, int *nblk) {
     return (int64_t)p.c0 + ntiles;
 }
 
-/* The next segment of CTA x (thread 0): 1 with J filled, 0 when none is left. sc_next: the next
- * request to look at (fallback: slot), sc_cum its cum (walked forward, costs recomputed: the
+/* The next segment of CTA x (thread 0, balanced mode): 1 with J filled, 0 when none is left.
+ * sc_next: the next request to look at, sc_cum its cum (walked forward, costs recomputed: the
  * plan's scratch is gone once the tiles load). */
 MLA_DEV int hd_sched_next(const hd_params &p, hd_small *sm, int x, hd_job *J) {
     int ntiles;
-    if (sm->sc_fb) {
-        for (; sm->sc_next < p.NS; sm->sc_next += (int64_t)p.P * p.L) {
-            if (!hd_slot_job(p, sm->sc_next, J, &ntiles)) continue;
-            J->t_begin = 0;
-            J->nt = ntiles;
-            J->split = 0;
-            J->part = -1;
-            sm->sc_next += (int64_t)p.P * p.L;
-            return 1;
-        }
-        return 0;
-    }
     const int P = sm->sc_p;
     const int q = x / p.L, l = x - q * p.L;
     const int64_t W = sm->sc_w, s0 = hd_sched_s(q, W, P), s1 = hd_sched_s(q + 1, W, P);
@@ -680,98 +675,108 @@ MLA_DEV int hd_sched_next(const hd_params &p, hd_small *sm, int x, hd_job *J) {
     return 0;
 }
 
-/* The plan, in every CTA (all threads, before the roles split): the requests' costs, their
- * prefix sums in scratch (shared memory of the K stages, free until the first tile), W, P' and
- * the fallback flag into sm; CTA 0 also writes cum[] and plan[] for the combine. Thread 0 then
- * finds the CTA's first segment. Returns 1 with sm->job set when the CTA has one. */
+/* The plan and the CTA's first job (all threads, before the roles split): CTA 0's published plan
+ * if it is there; else the requests' costs, their prefix sums in scratch (the shared memory of the
+ * K stages, free until the first tile), W, P' and the mode; CTA 0 publishes. Returns 1 with
+ * sm->job set when the CTA has a job. */
 MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
     int64_t *cum = (int64_t *)(gbase + HD_SK0);   /* [B + 1] */
     int64_t *wsum = (int64_t *)(gbase + HD_SK1);  /* [12] warp sums */
-    unsigned long long *mm = (unsigned long long *)(gbase + HD_SK1 + 256); /* min, max cost; over; requests with rows */
+    unsigned long long *mm = (unsigned long long *)(gbase + HD_SK1 + 256); /* min, max cost; over; requests */
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int x = blockIdx.x;
+    const int x = blockIdx.x + blockIdx.y * gridDim.x;
     if (tid == 0) {
+        int64_t e;
+        asm volatile("ld.acquire.gpu.global.b64 %0, [%1];\n" : "=l"(e) : "l"(p.plan + 3) : "memory");
+        sm->sc_have = e == p.epoch;
+        if (sm->sc_have) {
+            sm->sc_w = __ldcg(p.plan);
+            sm->sc_p = (int32_t)__ldcg(p.plan + 1);
+            sm->sc_mode = (int32_t)__ldcg(p.plan + 2);
+        }
         mm[0] = ~0ull;
         mm[1] = 0;
         mm[2] = 0;
         mm[3] = 0;
     }
     __syncthreads();
-    /* costs; each thread then sums a contiguous chunk */
-    const int chunk = (p.B + HD_THREADS - 1) / HD_THREADS;
-    const int lo = min(p.B, tid * chunk), hi = min(p.B, lo + chunk);
-    unsigned long long mn = ~0ull, mx = 0;
-    int over = 0, nreq = 0;
-    for (int b = tid; b < p.B; b += HD_THREADS) {
-        int nblk;
-        const int64_t c = hd_req_cost(p, b, &nblk);
-        cum[b] = c;
-        if (nblk > p.L) over = 1;
-        if (c > 0) {
-            nreq++;
-            mn = min(mn, (unsigned long long)c);
-            mx = max(mx, (unsigned long long)c);
+    if (!sm->sc_have) {
+        /* costs; each thread then sums a contiguous chunk */
+        const int chunk = (p.B + HD_THREADS - 1) / HD_THREADS;
+        const int lo = min(p.B, tid * chunk), hi = min(p.B, lo + chunk);
+        unsigned long long mn = ~0ull, mx = 0;
+        int over = 0, nreq = 0;
+        for (int b = tid; b < p.B; b += HD_THREADS) {
+            int nblk;
+            const int64_t c = hd_req_cost(p, b, &nblk);
+            cum[b] = c;
+            if (nblk > p.L) over = 1;
+            if (c > 0) {
+                nreq++;
+                mn = min(mn, (unsigned long long)c);
+                mx = max(mx, (unsigned long long)c);
+            }
         }
-    }
-    if (mn != ~0ull) atomicMin(&mm[0], mn);
-    if (mx) atomicMax(&mm[1], mx);
-    if (over) mm[2] = 1;
-    if (nreq) atomicAdd(&mm[3], (unsigned long long)nreq);
-    __syncthreads();
-    int64_t run = 0;
-    for (int b = lo; b < hi; b++) run += cum[b];
-    int64_t v = run; /* inclusive scan of the chunk sums: warps, then the 12 warp sums */
+        if (mn != ~0ull) atomicMin(&mm[0], mn);
+        if (mx) atomicMax(&mm[1], mx);
+        if (over) mm[2] = 1;
+        if (nreq) atomicAdd(&mm[3], (unsigned long long)nreq);
+        __syncthreads();
+        int64_t run = 0;
+        for (int b = lo; b < hi; b++) run += cum[b];
+        int64_t v = run; /* inclusive scan of the chunk sums: warps, then the 12 warp sums */
 #pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-        const int64_t y = __shfl_up_sync(0xffffffffu, v, d);
-        if (lane >= d) v += y;
-    }
-    if (lane == 31) wsum[warp] = v;
-    __syncthreads();
-    int64_t base = v - run;
-    for (int w = 0; w < warp; w++) base += wsum[w];
-    __syncthreads(); /* every chunk summed before rewriting */
-    for (int b = lo; b < hi; b++) {
-        const int64_t c = cum[b];
-        cum[b] = base;
-        base += c;
-    }
-    if (tid == HD_THREADS - 1) cum[p.B] = base;
-    __syncthreads();
-    const int64_t W = cum[p.B];
-    const int fb = mm[2] != 0;
-    int P = p.P;
-    if (!fb) { /* at most P parts of at least min_units each */
-        const int64_t g = W / (p.min_units > 0 ? p.min_units : 1);
-        P = (int)(g < 1 ? 1 : (g > p.P ? p.P : g));
-        const int nb = (int)mm[3]; /* requests with rows */
-        if (mm[0] == mm[1] && nb > 0) { /* one cost: boundaries between requests where they fit */
-            const int k = (nb + p.P - 1) / p.P;
-            const int pu = nb >= p.P ? (nb + k - 1) / k : nb * (p.P / nb);
-            if (pu <= P) P = pu;
+        for (int d = 1; d < 32; d <<= 1) {
+            const int64_t y = __shfl_up_sync(0xffffffffu, v, d);
+            if (lane >= d) v += y;
         }
-    }
-    if (x == 0) { /* for the combine (it runs once this grid has completed) */
-        for (int b = tid; b <= p.B; b += HD_THREADS) p.cum[b] = cum[b];
+        if (lane == 31) wsum[warp] = v;
+        __syncthreads();
+        int64_t base = v - run;
+        for (int w = 0; w < warp; w++) base += wsum[w];
+        __syncthreads(); /* every chunk summed before rewriting */
+        for (int b = lo; b < hi; b++) {
+            const int64_t c = cum[b];
+            cum[b] = base;
+            base += c;
+        }
+        if (tid == HD_THREADS - 1) cum[p.B] = base;
+        __syncthreads();
+        const int64_t W = cum[p.B];
+        /* mode 1 where the requests cost differently and each fits the lanes; P' parts of at least
+           min_units each */
+        const int mode = !mm[2] && mm[0] != mm[1] && mm[3] > 0;
+        const int64_t g = W / (p.min_units > 0 ? p.min_units : 1);
+        const int P = (int)(g < 1 ? 1 : (g > p.P ? p.P : g));
+        if (x == 0) { /* publish: the prefix sums, the plan, then this launch's epoch */
+            for (int b = tid; b <= p.B; b += HD_THREADS) p.cum[b] = cum[b];
+            __syncthreads();
+            if (tid == 0) {
+                p.plan[0] = W;
+                p.plan[1] = P;
+                p.plan[2] = mode;
+                __threadfence();
+                asm volatile("st.release.gpu.global.b64 [%0], %1;\n" ::"l"(p.plan + 3), "l"(p.epoch) : "memory");
+            }
+        }
         if (tid == 0) {
-            p.plan[0] = W;
-            p.plan[1] = P;
-            p.plan[2] = fb;
+            sm->sc_w = W;
+            sm->sc_p = P;
+            sm->sc_mode = mode;
         }
     }
     int has = 0;
     if (tid == 0) {
-        sm->sc_w = W;
-        sm->sc_p = P;
-        sm->sc_fb = fb;
-        if (fb) sm->sc_next = x;
-        else if (x < P * p.L) {
-            sm->sc_first = hd_sched_req(cum, p.B, hd_sched_s(x / p.L, W, P));
-            sm->sc_next = sm->sc_first;
-            sm->sc_cum = cum[sm->sc_first];
-        } else sm->sc_next = p.B; /* a lane past the parts used */
         hd_job J;
-        has = hd_sched_next(p, sm, x, &J);
+        if (!sm->sc_mode) has = hd_find_job(p, &J);
+        else if (x < sm->sc_p * p.L) {
+            const int glob = sm->sc_have;
+            const int64_t *cp = glob ? p.cum : cum;
+            sm->sc_first = hd_sched_req(cp, glob, p.B, hd_sched_s(x / p.L, sm->sc_w, sm->sc_p));
+            sm->sc_next = sm->sc_first;
+            sm->sc_cum = hd_cum(cp, glob, sm->sc_first);
+            has = hd_sched_next(p, sm, x, &J);
+        }
         if (has) sm->job = J;
     }
     return has;
@@ -1713,7 +1718,7 @@ MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_
             for (int i = 0; i < 32; i++)
                 *(float2 *)(po + 8 * i) = make_float2(o[4 * i + 2 * e] * inv_l, o[4 * i + 2 * e + 1] * inv_l);
             if (c == 0 && q4 == 0) p.ws_plse[prow] = lt[e] > 0.f ? m_run[e] + log2f(lft[e]) : -INFINITY;
-        } else if (p.nsplit == 1) {
+        } else if (J.part == -1) {
             float f = inv_l, lse = INFINITY;
             if (lt[e] > 0.f) {
                 lse = (m_run[e] + log2f(lft[e])) * 0.69314718055994531f;
@@ -2207,7 +2212,7 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1) {
             int more = 0;
             if (tid == 0) {
                 hd_job J1;
-                more = hd_sched_next(p, sm, blockIdx.x, &J1);
+                more = sm->sc_mode && hd_sched_next(p, sm, blockIdx.x + blockIdx.y * gridDim.x, &J1);
                 if (more) {
                     sm->job = J1;
                     hd_init_bars(p, sm, sm_u32, 1);
@@ -2240,11 +2245,9 @@ __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_bf16p(const
  * lse2_s = -inf marks an empty split (weight 0; its partial is never read into the sum).
  * Launched with programmatic dependent launch: griddepcontrol.wait returns once the decode grid
  * has completed and its writes are visible, so this grid's launch overlaps the decode's tail. */
-__global__ void __launch_bounds__(128) hd_combine_kernel_v2(const hd_params p) {
+MLA_DEV void hd_combine_row_v2(const hd_params &p, int64_t row) {
     __shared__ float wsh[MLA_HD_MAX_SPLITS];
     __shared__ float red[4];
-    asm volatile("griddepcontrol.wait;\n" ::: "memory");
-    const int64_t row = blockIdx.x;
     const int tid = threadIdx.x, lane = tid & 31;
     const int64_t TH = (int64_t)p.T * p.H;
     const int t = (int)(row / p.H), h = (int)(row - (int64_t)t * p.H);
@@ -2294,11 +2297,8 @@ __global__ void __launch_bounds__(128) hd_combine_kernel_v2(const hd_params p) {
  * boundary q = 1.., block (lane) r, row rr of the block. The request b holding s_q is merged by the
  * first boundary inside its tiles (q = q_a + 1, q_a the part of its first tile); its block r's
  * partials come from parts q_a .. q_r (the part of the block's last tile), index (2q + (q == q_a
- * and b is not q_a's first request)) L + r. Everything else exits at once (and everything in
- * the fallback, where every block is done whole). */
-__global__ void __launch_bounds__(128) hd_combine_kernel_sched(const hd_params p) {
-    asm volatile("griddepcontrol.wait;\n" ::: "memory");
-    if (p.plan[2]) return;
+ * and b is not q_a's first request)) L + r. Everything else exits at once. */
+MLA_DEV void hd_combine_rows_sched(const hd_params &p) {
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int64_t row = (int64_t)blockIdx.x * 4 + warp;
     const int64_t W = p.plan[0];
@@ -2306,7 +2306,7 @@ __global__ void __launch_bounds__(128) hd_combine_kernel_sched(const hd_params p
     const int q = (int)(row / (p.L * HD_ROWS)) + 1, r = (int)(row / HD_ROWS % p.L), rr = (int)(row % HD_ROWS);
     if (q >= P) return;
     const int64_t sq = hd_sched_s(q, W, P);
-    const int b = hd_sched_req(p.cum, p.B, sq);
+    const int b = hd_sched_req(p.cum, 0, p.B, sq);
     const int64_t c = p.cum[b], x0 = c + p.c0;
     if (sq <= x0) return; /* the boundary falls before b's tiles */
     const int qa = hd_sched_part(x0, W, P);
@@ -2379,6 +2379,19 @@ __global__ void __launch_bounds__(128) hd_combine_kernel_sched(const hd_params p
         *(uint32_t *)(orow + 128 * i + 2) = pack_bf16x2(acc[i].z * f, acc[i].w * f);
     }
     if (p.lse && lane == 0) p.lse[(int64_t)t * p.lse_st + h] = lse;
+}
+
+/* The combine of either layout, launched as a programmatic dependent of the decode grid: it waits
+ * in griddepcontrol.wait for that grid to complete (its writes, the published plan). Uniform
+ * layout (plan mode 0, or no balanced schedule) with splits: one CTA per (t, h) row (v2); balanced:
+ * one warp per row of the part boundaries' cut blocks. */
+__global__ void __launch_bounds__(128) hd_combine_kernel_v3(const hd_params p) {
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+    if (p.sched && p.plan[2]) {
+        hd_combine_rows_sched(p);
+        return;
+    }
+    if (p.nsplit > 1 && (int64_t)blockIdx.x < (int64_t)p.T * p.H) hd_combine_row_v2(p, blockIdx.x);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -2518,13 +2531,13 @@ static size_t hd_ws_bytes(const mla_decode_args *a, int nsplit) {
 }
 
 extern "C" int mla_cuda_decode_hopper_splits(const mla_ctx *ctx, const mla_decode_args *a) {
-    return hd_use_sched(ctx, a) ? 0 : hd_auto_splits(ctx, a);
+    return hd_auto_splits(ctx, a); /* the uniform layout's (a balanced plan may replace it) */
 }
 
 extern "C" size_t mla_cuda_decode_hopper_workspace_ex(const mla_ctx *ctx, const mla_decode_args *a, int num_splits) {
     if (!a || a->num_tokens <= 0 || a->batch.num_requests < 1) return 0;
-    if (num_splits == 0 && hd_use_sched(ctx, a)) return hd_sched_ws_bytes(ctx, a);
-    return hd_ws_bytes(a, num_splits > 0 ? num_splits : hd_auto_splits(ctx, a));
+    const size_t u = hd_ws_bytes(a, num_splits > 0 ? num_splits : hd_auto_splits(ctx, a));
+    return u + (num_splits == 0 && hd_use_sched(ctx, a) ? hd_sched_ws_bytes(ctx, a) : 0);
 }
 
 extern "C" size_t mla_cuda_decode_hopper_workspace(const mla_ctx *ctx, const mla_decode_args *a) {
@@ -2567,7 +2580,7 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     if (num_splits < 0 || num_splits > MLA_HD_MAX_SPLITS)
         return mla_core_fail(ctx, MLA_ERR_INVALID_ARG, "decode (hopper kernel): num_splits %d", num_splits);
     const int sched = !dbg && num_splits == 0 && hd_use_sched(ctx, a);
-    const int nsplit = dbg || sched ? 1 : (num_splits > 0 ? num_splits : hd_auto_splits(ctx, a));
+    const int nsplit = dbg ? 1 : (num_splits > 0 ? num_splits : hd_auto_splits(ctx, a)); /* the uniform layout's */
 
     hd_params p;
     memset(&p, 0, sizeof p);
@@ -2616,28 +2629,32 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     p.tma = hd_make_kv_map(a, p.box, &p.kv_map, &p.kv_map2, &p.kv_map3);
     if (!p.tma) p.box = HD_KEYS;
 
-    const size_t need = sched ? hd_sched_ws_bytes(ctx, a) : hd_ws_bytes(a, nsplit);
+    /* scratch: the uniform layout's partials (nsplit > 1), then the balanced schedule's */
+    const size_t need_u = hd_ws_bytes(a, nsplit), need = need_u + (sched ? hd_sched_ws_bytes(ctx, a) : 0);
     if (need && (!a->workspace || a->workspace_bytes < need))
         return mla_core_fail(ctx, MLA_ERR_INVALID_ARG,
                              "decode: workspace_bytes %zu < %zu needed (see mla_decode_workspace_size)",
                              a->workspace ? a->workspace_bytes : (size_t)0, need);
+    if (need_u) {
+        const size_t rows = (size_t)p.T * (size_t)p.H * (size_t)nsplit;
+        uint8_t *w = (uint8_t *)(((uintptr_t)a->workspace + 255) & ~(uintptr_t)255);
+        p.ws_o = (float *)w;
+        p.ws_lse = (float *)(w + hd_align(rows * HD_DV * sizeof(float)));
+    }
     if (sched) {
+        static unsigned long long epoch = 0;
         p.sched = 1;
+        p.epoch = (int64_t)__sync_add_and_fetch(&epoch, 1ull);
         hd_sched_shape(ctx, a, &p.L, &p.P);
         p.c0 = hd_sched_c0();
         p.min_units = hd_sched_min_units();
         p.NS = hd_num_slots(a);
         const size_t n = 2 * (size_t)p.P * (size_t)p.L;
-        uint8_t *w = (uint8_t *)(((uintptr_t)a->workspace + 255) & ~(uintptr_t)255);
+        uint8_t *w = (uint8_t *)(((uintptr_t)a->workspace + need_u + 255) & ~(uintptr_t)255);
         p.plan = (int64_t *)w;
         p.cum = (int64_t *)(w + 256);
         p.ws_po = (float *)(w + 256 + hd_align((size_t)(p.B + 1) * 8));
         p.ws_plse = (float *)((uint8_t *)p.ws_po + hd_align(n * HD_ROWS * HD_DV * 4));
-    } else if (need) {
-        const size_t rows = (size_t)p.T * (size_t)p.H * (size_t)nsplit;
-        uint8_t *w = (uint8_t *)(((uintptr_t)a->workspace + 255) & ~(uintptr_t)255);
-        p.ws_o = (float *)w;
-        p.ws_lse = (float *)(w + hd_align(rows * HD_DV * sizeof(float)));
     }
 
     cudaStream_t stream = mla_cuda_stream(ctx);
@@ -2646,61 +2663,47 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     MLA_CUDA_TRY(ctx, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, HD_SMEM_BYTES),
                  "decode (hopper): shared memory attribute");
     const int64_t slots = (int64_t)p.T * p.H / HD_ROWS + p.B;
-    cudaLaunchAttribute pdl[1];
-    pdl[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    pdl[0].val.programmaticStreamSerializationAllowed = 1;
-    if (sched) { /* the decode grid (each CTA plans), then the combine as its programmatic dependent */
-        static int timing_env = -1; /* MLA_HD_TIMING=1 (diagnosis): events around the two grids, times to stderr */
-        const int timing = hd_env_int("MLA_HD_TIMING", &timing_env) == 1;
-        cudaEvent_t ev[3];
-        if (timing) {
-            for (int i = 0; i < 3; i++) cudaEventCreate(&ev[i]);
-            cudaEventRecord(ev[0], stream);
-        }
-        kern<<<dim3((unsigned)(p.P * p.L), 1u, 1u), HD_THREADS, HD_SMEM_BYTES, stream>>>(p);
-        MLA_CUDA_LAUNCHED(ctx, "decode (hopper) kernel");
-        if (timing) cudaEventRecord(ev[1], stream);
-        cudaLaunchConfig_t cfg;
-        memset(&cfg, 0, sizeof cfg);
-        cfg.gridDim = dim3((unsigned)((p.P - 1) * p.L * HD_ROWS / 4), 1u, 1u);
-        cfg.blockDim = dim3(128u, 1u, 1u);
-        cfg.dynamicSmemBytes = 0;
-        cfg.stream = stream;
-        cfg.attrs = pdl;
-        cfg.numAttrs = 1;
-        MLA_CUDA_TRY(ctx, cudaLaunchKernelEx(&cfg, hd_combine_kernel_sched, p), "decode (hopper) combine launch");
-        MLA_CUDA_LAUNCHED(ctx, "decode (hopper) combine");
-        if (timing) {
-            cudaEventRecord(ev[2], stream);
-            cudaEventSynchronize(ev[2]);
-            float t[2];
-            for (int i = 0; i < 2; i++) cudaEventElapsedTime(&t[i], ev[i], ev[i + 1]);
-            int64_t plan[3];
-            cudaMemcpy(plan, p.plan, sizeof plan, cudaMemcpyDeviceToHost);
-            fprintf(stderr, "hd timing: decode %.1f us, combine %.1f us; W %lld P' %lld of %d, L %d, fallback %lld\n",
-                    1e3f * t[0], 1e3f * t[1], (long long)plan[0], (long long)plan[1], p.P, p.L, (long long)plan[2]);
-            for (int i = 0; i < 3; i++) cudaEventDestroy(ev[i]);
-        }
-        return MLA_OK;
+    /* the uniform layout's grid (slot, split); under the balanced schedule its first P L CTAs (linear
+       index) are the lanes, and it has at least that many */
+    int64_t gx = slots;
+    if (sched && gx * nsplit < (int64_t)p.P * p.L) gx = ((int64_t)p.P * p.L + nsplit - 1) / nsplit;
+    static int timing_env = -1; /* MLA_HD_TIMING=1 (diagnosis): events around the two grids, times to stderr */
+    const int timing = sched && hd_env_int("MLA_HD_TIMING", &timing_env) == 1;
+    cudaEvent_t ev[3];
+    if (timing) {
+        for (int i = 0; i < 3; i++) cudaEventCreate(&ev[i]);
+        cudaEventRecord(ev[0], stream);
     }
-    dim3 grid(dbg ? 1u : (unsigned)slots, (unsigned)nsplit, 1u);
+    dim3 grid(dbg ? 1u : (unsigned)gx, (unsigned)nsplit, 1u);
     kern<<<grid, HD_THREADS, HD_SMEM_BYTES, stream>>>(p);
     MLA_CUDA_LAUNCHED(ctx, "decode (hopper) kernel");
-    if (nsplit > 1) {
-        const int64_t TH = (int64_t)p.T * p.H;
+    if (timing) cudaEventRecord(ev[1], stream);
+    const int64_t rows_u = nsplit > 1 ? (int64_t)p.T * p.H : 0, rows_s = sched ? (int64_t)(p.P - 1) * p.L * HD_ROWS / 4 : 0;
+    if (rows_u || rows_s) { /* the combine, as a programmatic dependent of the decode grid */
         cudaLaunchConfig_t cfg;
         memset(&cfg, 0, sizeof cfg);
         cudaLaunchAttribute attr[1];
         attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
         attr[0].val.programmaticStreamSerializationAllowed = 1;
-        cfg.gridDim = dim3((unsigned)TH, 1u, 1u);
+        cfg.gridDim = dim3((unsigned)(rows_u > rows_s ? rows_u : rows_s), 1u, 1u);
         cfg.blockDim = dim3(128u, 1u, 1u);
         cfg.dynamicSmemBytes = 0;
         cfg.stream = stream;
         cfg.attrs = attr;
         cfg.numAttrs = 1;
-        MLA_CUDA_TRY(ctx, cudaLaunchKernelEx(&cfg, hd_combine_kernel_v2, p), "decode (hopper) combine launch");
+        MLA_CUDA_TRY(ctx, cudaLaunchKernelEx(&cfg, hd_combine_kernel_v3, p), "decode (hopper) combine launch");
         MLA_CUDA_LAUNCHED(ctx, "decode (hopper) combine");
+    }
+    if (timing) {
+        cudaEventRecord(ev[2], stream);
+        cudaEventSynchronize(ev[2]);
+        float t[2];
+        for (int i = 0; i < 2; i++) cudaEventElapsedTime(&t[i], ev[i], ev[i + 1]);
+        int64_t plan[3];
+        cudaMemcpy(plan, p.plan, sizeof plan, cudaMemcpyDeviceToHost);
+        fprintf(stderr, "hd timing: decode %.1f us, combine %.1f us; W %lld P' %lld of %d, L %d, mode %lld, splits %d\n",
+                1e3f * t[0], 1e3f * t[1], (long long)plan[0], (long long)plan[1], p.P, p.L, (long long)plan[2], nsplit);
+        for (int i = 0; i < 3; i++) cudaEventDestroy(ev[i]);
     }
     return MLA_OK;
 }
