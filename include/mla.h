@@ -192,7 +192,7 @@ typedef struct mla_decode_args {
 mla_status mla_decode(mla_ctx *ctx, const mla_decode_args *args);
 /* Scratch the call needs for these shapes (0 on CPU). Only num_tokens, num_heads, cache.format
  * and batch.num_requests are read. On CUDA it holds split-KV partials and the balanced
- * schedule's plan (decode batches of up to 9215 requests: about 17 MB at s_q 2, H 128 on 132
+ * schedule's plan (decode batches of up to 9215 requests: about 35 MB on 132
  * SMs), so it is not 0 for large batches either; the same workspace serves every layer of a step. */
 size_t mla_decode_workspace_size(const mla_ctx *ctx, const mla_decode_args *args);
 
