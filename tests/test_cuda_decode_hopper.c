@@ -36,7 +36,7 @@
 static mla_ctx *g_gpu;
 static int g_quick;
 
-#define MAXB 48
+#define MAXB 128
 #define DK 576
 #define DV 512
 #define BF16_NAN 0x7fc0u
@@ -841,14 +841,26 @@ static void run_all(h_rng *r) {
         c.p1 = 0; c.fp8 = 1; c.H = 16; c.page = 64;
         run_case(r, &c);
     }
-    { /* the balanced schedule with one cost everywhere: fewer requests than parts (each cut into
-         P / B pieces) and more (boundaries between requests: no cuts) */
-        int q[40], s[40];
-        for (int b = 0; b < 40; b++) { q[b] = b < 3 ? 1 : 2; s[b] = b < 3 ? 3000 : 300; }
-        hcase c = mk(128, 64, 0, 3, q, s);
+    { /* the balanced schedule proper (a batch that fills the GPU unsplit, unequal requests: parts
+         across requests, cuts, a seq_len 0 request with queries); one cost everywhere (the plan
+         keeps the uniform layout); both precisions, FP8; against a uniform split; fewer equal
+         requests than parts (the uniform split, no plan) */
+        int q[104], s[104];
+        for (int b = 0; b < 104; b++) { q[b] = 2; s[b] = b == 7 ? 0 : h_int(r, 2, 700); }
+        hcase c = mk(16, 64, 1, 104, q, s);
+        c.sink_mode = 1;
+        c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 2;
+        c.twice = 1;
         run_case(r, &c);
-        for (int b = 0; b < 40; b++) { q[b] = 2; s[b] = 300; }
-        c = mk(128, 64, 1, 40, q, s);
+        c.p1 = 1; c.H = 32; c.page = 16; c.twice = 0; c.nsplits = 1;
+        run_case(r, &c);
+        c.p1 = 0; c.fp8 = 1; c.H = 16; c.page = 64;
+        run_case(r, &c);
+        for (int b = 0; b < 104; b++) s[b] = 300;
+        c = mk(16, 64, 1, 104, q, s);
+        run_case(r, &c);
+        for (int b = 0; b < 3; b++) { q[b] = 1; s[b] = 3000; }
+        c = mk(128, 64, 0, 3, q, s);
         run_case(r, &c);
     }
     if (g_quick) return;

@@ -2510,7 +2510,9 @@ static int hd_use_sched(const mla_ctx *ctx, const mla_decode_args *a) {
     const char *e = getenv("MLA_DECODE_SCHED");
     if (v < 0) v = (e && atoi(e) == 0) ? 0 : 1;
     int L, P;
-    return v && hd_env_int("MLA_DECODE_SPLITS", &fs) < 1 && hd_sched_shape(ctx, a, &L, &P);
+    /* the balanced mode only replaces an unsplit uniform layout (see hd_plan_cta): a batch small
+       enough to split runs the uniform split without the plan */
+    return v && hd_env_int("MLA_DECODE_SPLITS", &fs) < 1 && hd_auto_splits(ctx, a) == 1 && hd_sched_shape(ctx, a, &L, &P);
 }
 
 /* balanced schedule scratch: plan[3] | cum[B + 1] | partials [2 P L, 64, 512] f32 | lse2 [2 P L, 64] */
