@@ -66,6 +66,13 @@
          (32K varies 560-650 from run to run), s_q=1 8K 520 -> 545, b=4 32K 1.50 -> 1.55 TB/s. The
          default precision keeps hd_consumer and whole-tile refills (the part-by-part refill alone
          measured 1-3% slower there).
+     v13 balanced split-KV schedule (hd_plan_cta, hd_sched_next, hd_combine_kernel_v3): where the
+         uniform layout would run unsplit, the CTAs plan (requests on one cost line, parts x lanes,
+         CTA 0 publishes the plan for later waves and the combine); unequal requests get balanced
+         parts, cut requests merged by the combine; one cost or ragged q_len keeps the uniform
+         layout (mode 0); small batches keep the uniform split with no plan. H100, sched 0 -> 1:
+         varlen b=128 s_q=2 8K spec 360 -> 446, bf16p 478 -> 566 TF; fixed shapes -1..-3% (the
+         plan, the combine grid that exits); b=4 / b=1 unchanged. Steps: bench/results.md, session 5.
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
@@ -104,7 +111,9 @@
    and pays the stage's "empty" as soon as its P.V of the tile is done. Each consumer keeps the
    row sums of its own tiles (rescaled by every alpha); the halves are added once at the end.
    Unsplit: out = O / l (times the sink factor) in bf16, lse. Split: f32 partials O / l and
-   lse2 = m + log2 l per (split, t, h) in the workspace; combine kernel.
+   lse2 = m + log2 l per (split, t, h) in the workspace; combine kernel. Balanced schedule (v13,
+   see hd_sched_next): a CTA runs a list of segments (row block x tile range), re-arming its
+   mbarriers between them; cut row blocks leave partials per (part, lane) for the combine.
 
    ---- shared memory (dynamic, base rounded up to 1024 B; all offsets from that base) ---------
    A "chunk" is 64 rows x 64 bf16 columns = 64 x 128 B = 8192 B in the 128-byte swizzle layout
