@@ -81,4 +81,27 @@ MLA_DEV uint32_t pack_bf16x2(float lo, float hi) {
     return *reinterpret_cast<uint32_t *>(&v);
 }
 
+/* Exclusive prefix sum of v over the block (every thread calls it; sh: 32 shared slots, reusable
+ * after the call); *total = the block's sum. */
+MLA_DEV long long block_excl_scan(long long v, long long *total, long long *sh /* [32] */) {
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    long long x = v;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        long long y = __shfl_up_sync(0xffffffffu, x, o);
+        if (lane >= o) x += y;
+    }
+    if (lane == 31) sh[w] = x;
+    __syncthreads();
+    long long before = 0, all = 0;
+    for (int i = 0; i < nw; i++) {
+        long long s = sh[i];
+        if (i < w) before += s;
+        all += s;
+    }
+    __syncthreads(); /* sh is reused by the next call */
+    *total = all;
+    return before + x - v;
+}
+
 #endif

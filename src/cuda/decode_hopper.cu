@@ -690,9 +690,9 @@ MLA_DEV int hd_sched_next(const hd_params &p, hd_small *sm, int x, hd_job *J) {
  * sm->job set when the CTA has a job. */
 MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
     int64_t *cum = (int64_t *)(gbase + HD_SK0);   /* [B + 1] */
-    int64_t *wsum = (int64_t *)(gbase + HD_SK1);  /* [12] warp sums */
+    int64_t *wsum = (int64_t *)(gbase + HD_SK1);  /* [32] the scan's warp sums */
     unsigned long long *mm = (unsigned long long *)(gbase + HD_SK1 + 256); /* min, max cost; over; requests */
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int tid = threadIdx.x;
     const int x = blockIdx.x + blockIdx.y * gridDim.x;
     if (tid == 0) {
         int64_t e;
@@ -733,23 +733,14 @@ MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
         __syncthreads();
         int64_t run = 0;
         for (int b = lo; b < hi; b++) run += cum[b];
-        int64_t v = run; /* inclusive scan of the chunk sums: warps, then the 12 warp sums */
-#pragma unroll
-        for (int d = 1; d < 32; d <<= 1) {
-            const int64_t y = __shfl_up_sync(0xffffffffu, v, d);
-            if (lane >= d) v += y;
-        }
-        if (lane == 31) wsum[warp] = v;
-        __syncthreads();
-        int64_t base = v - run;
-        for (int w = 0; w < warp; w++) base += wsum[w];
-        __syncthreads(); /* every chunk summed before rewriting */
+        long long total;
+        int64_t base = block_excl_scan(run, &total, (long long *)wsum); /* the chunk's start */
         for (int b = lo; b < hi; b++) {
             const int64_t c = cum[b];
             cum[b] = base;
             base += c;
         }
-        if (tid == HD_THREADS - 1) cum[p.B] = base;
+        if (tid == 0) cum[p.B] = total;
         __syncthreads();
         const int64_t W = cum[p.B];
         /* mode 1 where the requests cost differently, each fits the lanes and the uniform layout is
@@ -2248,6 +2239,17 @@ __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_bf16p(const
     hd_decode_body(p, 1);
 }
 
+/* A combined row's scale and lse: partial weights 2^(lse2_s - M) summing to W; f = 1 / W times the
+ * sink factor; lse in natural-log units (+inf, f = 0 for a row without keys). */
+MLA_DEV float hd_combine_factor(const hd_params &p, float M, float W, int h, float *lse) {
+    *lse = INFINITY;
+    if (!(W > 0.f)) return 0.f;
+    *lse = (M + log2f(W)) * 0.69314718055994531f;
+    float f = 1.f / W;
+    if (p.sink) f *= 1.f / (1.f + expf(p.sink[h] - *lse));
+    return f;
+}
+
 /* Split-KV combine: one CTA of 128 threads per (t, h) row, thread i covers columns 4i..4i+3.
  * The split weights 2^(lse2_s - M) are computed once into shared memory; the loop over splits
  * then has no dependent global load, so 8 partial rows are in flight per thread (v1 was one warp
@@ -2291,12 +2293,8 @@ MLA_DEV void hd_combine_row_v2(const hd_params &p, int64_t row) {
             acc.w += ws * v.w;
         }
     }
-    float f = 0.f, lse = INFINITY;
-    if (W > 0.f) {
-        lse = (M + log2f(W)) * 0.69314718055994531f;
-        f = 1.f / W;
-        if (p.sink) f *= 1.f / (1.f + expf(p.sink[h] - lse));
-    }
+    float lse;
+    const float f = hd_combine_factor(p, M, W, h, &lse);
     uint16_t *orow = p.out + (int64_t)t * p.o_st + (int64_t)h * p.o_sh + 4 * tid;
     *(uint32_t *)orow = pack_bf16x2(acc.x * f, acc.y * f);
     *(uint32_t *)(orow + 2) = pack_bf16x2(acc.z * f, acc.w * f);
@@ -2376,12 +2374,8 @@ MLA_DEV void hd_combine_rows_sched(const hd_params &p) {
         }
     }
 #undef HD_PIECE
-    float f = 0.f, lse = INFINITY;
-    if (wsum > 0.f) {
-        lse = (M + log2f(wsum)) * 0.69314718055994531f;
-        f = 1.f / wsum;
-        if (p.sink) f *= 1.f / (1.f + expf(p.sink[h] - lse));
-    }
+    float lse;
+    const float f = hd_combine_factor(p, M, wsum, h, &lse);
     uint16_t *orow = p.out + (int64_t)t * p.o_st + (int64_t)h * p.o_sh + 4 * lane;
 #pragma unroll
     for (int i = 0; i < 4; i++) {

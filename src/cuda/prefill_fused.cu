@@ -90,26 +90,6 @@ static __device__ __forceinline__ uint32_t quant4(float x0, float x1, float x2, 
            (uint32_t)f32_to_e4m3_dev(x2 / s) << 16 | (uint32_t)f32_to_e4m3_dev(x3 / s) << 24;
 }
 
-static __device__ long long block_excl_scan(long long v, long long *total, long long *sh /* [32] */) {
-    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
-    long long x = v;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-        long long y = __shfl_up_sync(0xffffffffu, x, o);
-        if (lane >= o) x += y;
-    }
-    if (lane == 31) sh[w] = x;
-    __syncthreads();
-    long long before = 0, all = 0;
-    for (int i = 0; i < nw; i++) {
-        long long s = sh[i];
-        if (i < w) before += s;
-        all += s;
-    }
-    __syncthreads(); /* sh is reused by the next call */
-    *total = all;
-    return before + x - v;
-}
 
 /* ================================ building blocks ================================ */
 
