@@ -273,7 +273,6 @@ typedef struct hd_params {
     int32_t L, P;               /* lanes (row blocks of a request), parts (the plan may use fewer: plan[1]) */
     int32_t c0;                 /* a segment's fixed cost in tile units */
     int32_t min_units;          /* the plan gives each part at least this much cost */
-    int64_t NS;                 /* row-block slots: T * H / 64 + B */
     int64_t *cum;               /* [B + 1] prefix sums of the requests' costs (CTA 0 publishes them) */
     int64_t *plan;              /* [4]: W = cum[B], P' (parts used), mode (1 balanced, 0 uniform layout),
                                    the launch's epoch once CTA 0 has written the rest */
@@ -2519,9 +2518,6 @@ static int hd_use_sched(const mla_ctx *ctx, const mla_decode_args *a) {
 }
 
 /* balanced schedule scratch: plan[3] | cum[B + 1] | partials [2 P L, 64, 512] f32 | lse2 [2 P L, 64] */
-static int64_t hd_num_slots(const mla_decode_args *a) {
-    return (int64_t)a->num_tokens * a->num_heads / HD_ROWS + a->batch.num_requests;
-}
 static size_t hd_sched_ws_bytes(const mla_ctx *ctx, const mla_decode_args *a) {
     int L = 1, P = 1;
     hd_sched_shape(ctx, a, &L, &P);
@@ -2654,7 +2650,6 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
         hd_sched_shape(ctx, a, &p.L, &p.P);
         p.c0 = hd_sched_c0();
         p.min_units = hd_sched_min_units();
-        p.NS = hd_num_slots(a);
         const size_t n = 2 * (size_t)p.P * (size_t)p.L;
         uint8_t *w = (uint8_t *)(((uintptr_t)a->workspace + need_u + 255) & ~(uintptr_t)255);
         p.plan = (int64_t *)w;
