@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 5 sweeps on the GPU machine (after scripts/gpu.sh has built build-gpu): decode page sizes,
 # small batches against the split count, prints one line per configuration.
-#   bash scripts/decode_sweep.sh [quick|sched|pages|diag|bf16p|small|all]   (quick: one line per issue-5 shape)
+#   bash scripts/decode_sweep.sh [quick|seqline|envab VAR|sched|pages|diag|bf16p|small|all]   (quick: one line per issue-5 shape)
 set -uo pipefail
 B=${B:-build-gpu}
 what=${1:-all}
@@ -24,6 +24,30 @@ if [ "$what" = quick ]; then # the issue's shapes, one run each (tuning loop)
   bench "fp8 s_q=2 8K" X=1 -- --format fp8 --batch 128 --heads 128 --sq 2 --seqlen 8192
   bench "fp8 h16 16K" X=1 -- --format fp8 --batch 128 --heads 16 --sq 1 --seqlen 16384
   bench "bf16 page=16 8K" X=1 -- --batch 128 --heads 128 --sq 2 --seqlen 8192 --page-size 16
+fi
+if [ "$what" = seqline ]; then # b=128 h=128 s_q=2 over seqlen: time = fixed + per-key; the fixed part is
+  # what a launch pays besides its tiles (prologues, epilogues, gaps between CTAs, the tail)
+  for pr in spec bf16p; do
+    for s in 1024 2048 4096 8192 16384; do
+      bench "bf16 $pr s_q=2 seq=$s" X=1 -- --precision $pr --batch 128 --heads 128 --sq 2 --seqlen $s
+    done
+  done
+fi
+if [ "$what" = envab ]; then # A/B of a runtime switch: VAR=1 against VAR=0 on the fixed s_q=2 shapes and
+  # s_q=1, twice interleaved (decode_sweep.sh envab MLA_HD_Q_TMA)
+  var=${2:?envab needs a variable name}
+  for round in 1 2; do
+    for pr in spec bf16p; do
+      for s in 4096 8192; do
+        for v in 1 0; do
+          bench "$pr s_q=2 $s $var=$v" $var=$v -- --precision $pr --batch 128 --heads 128 --sq 2 --seqlen $s
+        done
+      done
+      for v in 1 0; do
+        bench "$pr s_q=1 8192 $var=$v" $var=$v -- --precision $pr --batch 128 --heads 128 --sq 1 --seqlen 8192
+      done
+    done
+  done
 fi
 if [ "$what" = sched ]; then # balanced schedule (default) against the uniform split, same build
   for pr in spec bf16p; do

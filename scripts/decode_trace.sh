@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Timeline of one decode CTA (issue 5 diagnosis) on the GPU machine: builds build-trace with
 # -DHD_TRACE, times b=128 h=128 s_q=2 8K (test bench, MLA_BENCH_SEL bit 1) in both precisions and
-# prints the average pair timeline (scripts/trace_summary.py). Traces land in $OUT.
+# prints the average pair timeline (scripts/trace_summary.py) and where each SM's time goes
+# between CTAs (scripts/cta_summary.py). Traces land in $OUT.
 #   bash scripts/decode_trace.sh [sel mask (default 0x2)]
 set -uo pipefail
 OUT=${OUT:-out}; mkdir -p "$OUT"
@@ -16,3 +17,4 @@ for pr in spec bf16p; do
     $T/tests/test_cuda_decode_hopper 2>&1 | grep -E "^bench|^trace" | sed "s/^/$pr /"
 done
 python3 scripts/trace_summary.py "$OUT"/trace_*.txt
+python3 scripts/cta_summary.py "$OUT"/trace_*.txt.cta

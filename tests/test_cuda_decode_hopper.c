@@ -20,7 +20,7 @@
  * MLA_BENCH_HOPPER=1: also times BF16 and FP8 at b=128 h=128 s_q=2 seq 4K/8K/32K, b=128 h=16 s_q=1
  * seq 16K and small batches (cudaEvents, 256 MB L2 flush between runs, median of 20): TFLOPS and
  * TB/s (1152 or 656 B/token);
- * MLA_BENCH_HOPPER=2 times without the tests; MLA_BENCH_SEL=mask picks configurations;
+ * MLA_BENCH_HOPPER=2 times without the tests; MLA_BENCH_SEL=mask picks configurations, MLA_BENCH_BATCH=b overrides their batch;
  * MLA_HD_TRACE=prefix writes one CTA's timeline per configuration (library built -DHD_TRACE);
  * MLA_BENCH_PRECISION=bf16p times MLA_PRECISION_BF16_P. */
 #include <limits.h>
@@ -900,6 +900,16 @@ static void run_all(h_rng *r) {
         c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
         run_case(r, &c);
     }
+    { /* Q by TMA (full row blocks of 64 / H tokens) beside cp.async (the partial last blocks):
+         H 16 and 32 with q_len 3..8, padded strides, causal, splits */
+        const int q[3] = {5, 4, 8}, s[3] = {300, 64, 1000};
+        hcase c = mk(16, 64, 1, 3, q, s);
+        c.pad_q = 8; c.pad_out = 2; c.page_pad = 16;
+        c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
+        run_case(r, &c);
+        c.H = 32; c.pad_q = 0;
+        run_case(r, &c);
+    }
     { /* padded strides, H 128, lse NULL */
         const int q[2] = {2, 1}, s[2] = {500, 65};
         hcase c = mk(128, 128, 1, 2, q, s);
@@ -1103,19 +1113,22 @@ done:
 }
 
 /* MLA_BENCH_SEL: bit mask of the configurations below (default 0x1ff47: the issue's BF16 and FP8
- * sets, one exact-program run and the two rope-aware runs) */
-#define NCFG 17
+ * sets, one exact-program run and the two rope-aware runs; bits 17-18: 1K and 2K, with bits 0, 1,
+ * 5, 6 the seqlen line whose intercept is the per-launch fixed cost) */
+#define NCFG 19
 static void bench_all(h_rng *r) {
     static const int cfg[NCFG][5] = { /* B, H, s_q, seq, fmt */
         {128, 128, 2, 4096, 0}, {128, 128, 2, 8192, 0}, {128, 16, 1, 16384, 0}, {2, 128, 1, 32768, 0},
         {8, 16, 1, 32768, 0},   {128, 128, 2, 16384, 0}, {128, 128, 2, 32768, 0}, {128, 128, 1, 8192, 0},
         {4, 128, 1, 32768, 0},  {128, 128, 2, 4096, 1}, {128, 128, 2, 8192, 1}, {128, 128, 2, 32768, 1},
         {128, 16, 1, 16384, 1}, {4, 128, 1, 32768, 1},  {128, 128, 2, 8192, 2}, {128, 128, 2, 8192, 3},
-        {128, 16, 1, 16384, 3}};
+        {128, 16, 1, 16384, 3}, {128, 128, 2, 1024, 0}, {128, 128, 2, 2048, 0}};
     const char *se = getenv("MLA_BENCH_SEL");
     const int sel = se ? (int)strtol(se, NULL, 0) : 0x1ff47;
+    const char *be = getenv("MLA_BENCH_BATCH"); /* overrides the batch of the selected configurations */
+    const int bo = be ? atoi(be) : 0;
     for (int i = 0; i < NCFG; i++)
-        if (sel & (1 << i)) bench_one(r, cfg[i][0], cfg[i][1], cfg[i][2], cfg[i][3], cfg[i][4]);
+        if (sel & (1 << i)) bench_one(r, bo > 0 ? bo : cfg[i][0], cfg[i][1], cfg[i][2], cfg[i][3], cfg[i][4]);
 }
 
 int main(void) {

@@ -209,11 +209,11 @@ typedef struct hd_small {
     int32_t mode[2];            /* FP8: per stage, 1 = the tile holds raw e4m3 values (scales not applied:
                                    some scale of its pair is not a power of two) -> exact program */
     uint64_t pbar;              /* FP8: mbarrier over the 128 producer threads (phase barrier) */
-    hd_job job;                 /* the segment now running (thread 0 finds it) */
+    hd_job job;                 /* the segment now running (warp 0, warp 1 or thread 0 finds it) */
     int64_t sc_w, sc_next, sc_cum; /* balanced schedule: W, the next request to look at, its cum */
-    int32_t sc_p, sc_first, sc_mode, sc_have, sc_more; /* parts used, the part's first request, mode
+    int32_t sc_p, sc_first, sc_mode, sc_have, sc_more, sc_uni; /* parts used, the part's first request, mode
                                    (1 balanced, 0 the uniform layout), plan read from CTA 0's, 1 while a
-                                   segment is to run */
+                                   segment is to run, the uniform layout has a job here (in job) */
 } hd_small;
 
 #define HD_SMEM_BYTES (1024 + HD_BIG + (int)sizeof(hd_small)) /* 1024: alignment slack */
@@ -235,6 +235,8 @@ typedef struct hd_params {
                                    FP8: [num_pages][page_size][656] bytes, box 64x64x1 (one latent slot), no swizzle */
     CUtensorMap kv_map2;        /* FP8 tma: the same bytes, box 128x64x1 at column 528 (the rope), 128B swizzle */
     CUtensorMap kv_map3;        /* FP8 tma: the same bytes, box 16x64x1 at column 512 (the scales), no swizzle */
+    CUtensorMap q_map;          /* q_tma: q as [T][H][576] bf16 (its strides), box 64 columns x 64 rows, 128B swizzle */
+    int32_t q_tma;              /* 1: a full row block's Q by TMA (9 boxes; hd_make_q_map), 0: cp.async only */
     int32_t tma;                /* 1: key tiles by TMA (page_size % 16 == 0), 0: cp.async by two producer pairs */
     int32_t box;                /* tma: rows per box (64, 32 or 16: the largest dividing page_size); a tile is
                                    64 / box sub-blocks, each inside one page */
@@ -303,8 +305,30 @@ __device__ unsigned long long hd_trace_buf[3][HD_TRACE_TILES][HD_TRACE_EV];
         asm volatile("{\n .reg .pred p;\n setp.ne.s32 p, %0, 0;\n @p st.global.u64 [%1], %2;\n}\n" ::"r"(hd_ok_), \
                      "l"(&hd_trace_buf[role][(unsigned)(n) & (HD_TRACE_TILES - 1)][ev]), "l"(hd_c_) : "memory"); \
     } while (0)
+/* per-CTA timeline (all CTAs, first 4096 of the grid): [cta][slot] = clock64 of one thread;
+   slots (HD_CT: thread 0 of a role; HD_CT1: the calling thread): 0 entry, 1 smid, 2 consumer 0 has
+   Q, 3 consumer 0 issues its first S, 4 consumer 0 enters hd_finish, 5 consumer 0 leaves it,
+   6 globaltimer at entry, 7 the job (b << 16 | nt), 8 the job is known (after the first
+   __syncthreads), 9 the Q copy starts (row addresses known), 10 Q landed (producer thread 64),
+   11 the TMA issuer starts tile 0, 13 its page known (hd_tma_prep), 12 globaltimer at hd_finish's end,
+   14 consumer 0 past the row-sum exchange, 15 consumer 1 enters hd_finish */
+#define HD_CTAS 4096
+#define HD_CT_SLOTS 16
+__device__ unsigned long long hd_cta_buf[HD_CTAS][HD_CT_SLOTS];
+#define HD_CT(slot, val) HD_CT_IF(slot, val, (threadIdx.x & 127) == 0)
+#define HD_CT1(slot, val) HD_CT_IF(slot, val, 1)
+#define HD_CT_IF(slot, val, cond)                                                                 \
+    do {                                                                                          \
+        const unsigned hd_i_ = blockIdx.x + blockIdx.y * gridDim.x;                               \
+        const unsigned long long hd_v_ = (val);                                                   \
+        const int hd_ok_ = hd_i_ < HD_CTAS && (cond);                                             \
+        asm volatile("{\n .reg .pred p;\n setp.ne.s32 p, %0, 0;\n @p st.global.u64 [%1], %2;\n}\n" ::"r"(hd_ok_), \
+                     "l"(&hd_cta_buf[hd_i_ & (HD_CTAS - 1)][slot]), "l"(hd_v_) : "memory"); \
+    } while (0)
 #else
 #define HD_T(role, ev, n) do { } while (0)
+#define HD_CT(slot, val) do { } while (0)
+#define HD_CT1(slot, val) do { } while (0)
 #endif
 
 /* ------------------------------------------------------------------------------------------ */
@@ -575,14 +599,23 @@ MLA_DEV int hd_block_job(const hd_params &p, int b, int r, hd_job *J, int *ntile
 }
 
 /* The row block at a row-block slot (grid.x of the unsplit layout): request b owns slots
- * [slot_of(b), slot_of(b) + its blocks); 0 when the slot has no rows. */
+ * [slot_of(b), slot_of(b) + its blocks); 0 when the slot has no rows. Found by a whole warp (every
+ * lane returns the same): each round the lanes probe 32 points
+ * of the interval at once, so B = 128 takes two dependent loads instead of seven (a load from L2
+ * costs ~800 cycles while the other SMs stream tiles: the sequential search was ~7K cycles of
+ * every CTA's prologue, measured). */
 MLA_DEV int hd_slot_job(const hd_params &p, int64_t slot, hd_job *J, int *ntiles) {
     if (p.B < 1) return 0;
-    int lo = 0, hi = p.B - 1; /* largest b with slot_of(b) <= slot (slot_of strictly increasing) */
+    const int lane = threadIdx.x & 31;
+    int lo = 0, hi = p.B - 1; /* the answer lies in [lo, hi] (lo = 0 may still fail: checked below) */
     while (lo < hi) {
-        int mid = (lo + hi + 1) >> 1;
-        if (hd_slot_of(p, mid) <= slot) lo = mid;
-        else hi = mid - 1;
+        const int step = (hi - lo + 32) / 32; /* ceil((hi - lo + 1) / 32) */
+        const int b = lo + lane * step;
+        const int ok = b <= hi && (lane == 0 || hd_slot_of(p, b) <= slot);
+        const uint32_t m = __ballot_sync(0xffffffffu, ok);
+        const int last = 31 - __clz(m); /* lane 0 always votes */
+        lo = lo + last * step;
+        hi = min(hi, lo + step - 1);
     }
     const int64_t g = hd_slot_of(p, lo);
     if (slot < g) return 0;
@@ -590,7 +623,7 @@ MLA_DEV int hd_slot_job(const hd_params &p, int64_t slot, hd_job *J, int *ntiles
 }
 
 /* Uniform split (p.sched == 0): CTA (x, y) = slot x, split y of nsplit equal tile ranges.
- * 0 when this CTA has no rows (slot past its request's blocks). */
+ * 0 when this CTA has no rows (slot past its request's blocks). A whole warp calls it. */
 MLA_DEV int hd_find_job(const hd_params &p, hd_job *J) {
     int ntiles;
     if (!hd_slot_job(p, blockIdx.x, J, &ntiles)) return 0;
@@ -693,6 +726,14 @@ MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
     unsigned long long *mm = (unsigned long long *)(gbase + HD_SK1 + 256); /* min, max cost; over; requests */
     const int tid = threadIdx.x;
     const int x = blockIdx.x + blockIdx.y * gridDim.x;
+    if (tid >= 32 && tid < 64) { /* warp 1: the uniform layout's job (mode 0), while thread 0 reads the epoch */
+        hd_job Ju;
+        const int hu = hd_find_job(p, &Ju);
+        if (tid == 32) {
+            sm->sc_uni = hu;
+            if (hu) sm->job = Ju;
+        }
+    }
     if (tid == 0) {
         int64_t e;
         asm volatile("ld.acquire.gpu.global.b64 %0, [%1];\n" : "=l"(e) : "l"(p.plan + 3) : "memory");
@@ -768,7 +809,7 @@ MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
     int has = 0;
     if (tid == 0) {
         hd_job J;
-        if (!sm->sc_mode) has = hd_find_job(p, &J);
+        if (!sm->sc_mode) has = sm->sc_uni; /* sm->job holds it */
         else if (x < sm->sc_p * p.L) {
             const int glob = sm->sc_have;
             const int64_t *cp = glob ? p.cum : cum;
@@ -777,7 +818,7 @@ MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
             sm->sc_cum = hd_cum(cp, glob, sm->sc_first);
             has = hd_sched_next(p, sm, x, &J);
         }
-        if (has) sm->job = J;
+        if (has && sm->sc_mode) sm->job = J;
     }
     return has;
 }
@@ -878,7 +919,9 @@ MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, 
     for (int m0 = 0; m0 < J.nt; m0 += 2) {
         const int m1 = m0 + 1, two = m1 < J.nt;
         HD_T(2, 1, m0);
+        if (m0 == 0 && w == 0) HD_CT1(11, clock64());
         const hd_tma_tile A = hd_tma_prep(p, J, sm, sbase, m0, w);
+        if (m0 == 0 && w == 0) HD_CT1(13, clock64());
         hd_tma_tile B = A;
         if (two) B = hd_tma_prep(p, J, sm, sbase, m1, w);
         if (p1) { /* in the order hd_consumer_p1 frees the parts */
@@ -1194,8 +1237,24 @@ MLA_DEV void hd_producer(const hd_params &p, const hd_job &J, hd_small *sm, uint
             src = p.ra ? p.q8 + (int64_t)(J.q_start + i) * p.q_st + (int64_t)h * p.q_sh
                        : (const uint8_t *)(p.q + (int64_t)(J.q_start + i) * p.q_st + (int64_t)h * p.q_sh);
         }
+        if (p.q_tma && J.row0 + HD_ROWS <= J.nrows) {
+            /* a full block is 64 consecutive (token, head) rows: one box per 64-column chunk (a row
+               block's cp.async copy took ~10K cycles to land, 73 KB at ~7 B/clock; TMA ~3K) */
+            if (pt == 0) {
+                HD_CT1(9, clock64());
+                const int i0 = J.row0 / p.H, h0 = J.row0 - i0 * p.H;
+                asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(qfull_bar), "r"(HD_TILE)
+                             : "memory");
+                for (int c = 0; c < HD_NCH; c++)
+                    hd_tma_3d(sbase + HD_SQ + c * HD_CHUNK, &p.q_map, 64 * c, h0, J.q_start + i0, qfull_bar);
+            } else {
+                hd_mbar_arrive(qfull_bar);
+            }
+            goto q_done;
+        }
         rows[pt] = src;
         HD_PAIR_BAR(pair);
+        if (pt == 0) HD_CT1(9, clock64());
         if (p.ra) { /* packed rope-aware q: the raw e4m3 latent -> bf16 (exact), the rope as is */
             const uint32_t one = hd_f8_mul(1.f);
             for (int idx = pt; idx < 64 * 40; idx += 64) {
@@ -1212,9 +1271,11 @@ MLA_DEV void hd_producer(const hd_params &p, const hd_job &J, hd_small *sm, uint
             CP_ASYNC_WAIT(0);
         }
         hd_fence_proxy_async();
+        if (pt == 0) HD_CT1(10, clock64());
         hd_mbar_arrive(qfull_bar);
         HD_PAIR_BAR(pair); /* everyone done reading rows[] */
     }
+q_done:
     if (p.fp8) {
         hd_producer_fp8(p, J, sm, gbase, sbase, sm_u32, tid);
         return;
@@ -1673,6 +1734,8 @@ MLA_DEV void hd_dbg_s(const hd_params &p, const hd_cstate &C, int r0, int q4) {
  * the f32 sums for lse through the P tile). dbg: O to dbg_out. */
 MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, hd_cstate &C, int c, int r0,
                        int q4, const int rv[2], const int tt[2], const int hh[2], const int p1) {
+    if (c == 0) HD_CT(4, clock64());
+    if (c == 1) HD_CT(15, clock64());
     if (p.dbg) {
         if (J.nt > 0) {
 #pragma unroll
@@ -1699,6 +1762,7 @@ MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_
         xl[64 * c + r0 + 8] = lf1;
     }
     HD_BAR(1, 256);
+    if (c == 0) HD_CT(14, clock64());
     float lt[2], lft[2]; /* out's denominator; lse's sum */
     lt[0] = l0 + sm->xm[1 - c][r0];
     lt[1] = l1 + sm->xm[1 - c][r0 + 8];
@@ -1738,6 +1802,12 @@ MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_
             if (c == 0 && q4 == 0) p.ws_lse[prow] = lt[e] > 0.f ? m_run[e] + log2f(lft[e]) : -INFINITY;
         }
     }
+    if (c == 0) HD_CT(5, clock64());
+#ifdef HD_TRACE
+    uint64_t gt_;
+    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(gt_));
+    if (c == 0) HD_CT(12, gt_);
+#endif
 }
 
 /* The default precision's program (MLA_PRECISION_BF16_P runs hd_consumer_p1).
@@ -1773,6 +1843,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
     float al[2];
 
     if (J.nt > 0) hd_mbar_wait(sm_u32 + (uint32_t)offsetof(hd_small, qfull), 0);
+    if (c == 0) HD_CT(2, clock64());
     int xt = J.nt; /* FP8: first tile of the exact program (mode[] of its stage says so), nt = none */
     if (c == 0) {
         /* ---------------- consumer 0: even tiles ---------------- */
@@ -1781,6 +1852,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
           if (hd_mode(sm, 0)) xt = 0;
           if (xt) {
           HD_T(0, 16, 0);
+          HD_CT(3, clock64());
           hd_issue_s(C.s, sq, sk0, full0, 0); /* [S_0] */
           for (int t = 0;; t += 2) { /* pending: [S_t]; leaves only by the breaks, with [] */
             const int u = t + 1;
@@ -1989,8 +2061,10 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
     int exact = 0;
     if (J.nt > 0) {
         hd_mbar_wait(sm_u32 + (uint32_t)offsetof(hd_small, qfull), 0);
+        if (c == 0) HD_CT(2, clock64());
         hd_mbar_wait(hd_fullc(full0, 0, 0), 0); /* mode[] comes with every chunk */
         exact = hd_mode(sm, 0);
+        if (c == 0) HD_CT(3, clock64());
     }
     /* Every loop below is left only by a break with no wgmma pending, and entered and looped with
        the same groups pending (ptxas serializes all wgmmas of the kernel otherwise). */
@@ -2184,12 +2258,23 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1) {
     hd_small *sm = (hd_small *)(gbase + HD_BIG);
     const uint32_t sm_u32 = sbase + HD_BIG;
 
+#ifdef HD_TRACE
+    {
+        uint32_t smid;
+        uint64_t gt;
+        asm volatile("mov.u32 %0, %%smid;\n" : "=r"(smid));
+        asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(gt));
+        HD_CT(0, clock64());
+        HD_CT(1, smid);
+        HD_CT(6, gt);
+    }
+#endif
     int has = 0;
     if (p.sched) has = hd_plan_cta(p, sm, gbase);
-    else if (threadIdx.x == 0) {
+    else if (threadIdx.x < 32) { /* warp 0 */
         hd_job J0;
         has = hd_find_job(p, &J0);
-        if (has) sm->job = J0;
+        if (has && threadIdx.x == 0) sm->job = J0;
     }
     if (threadIdx.x == 0) {
         sm->sc_more = has;
@@ -2197,6 +2282,8 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1) {
     }
     __syncthreads();
     if (!sm->sc_more) return; /* uniform over the CTA */
+    HD_CT(7, ((unsigned long long)sm->job.b << 16) | (unsigned)sm->job.nt);
+    HD_CT(8, clock64());
 
     /* each role keeps its own loop under its setmaxnreg (code reached from both gets the 168-register
        cap: spills); the loop's exit comes from a barrier reduction, uniform for ptxas (a branch on a
@@ -2479,6 +2566,24 @@ static int hd_make_kv_map(const mla_decode_args *a, int box_rows, CUtensorMap *m
                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
+/* q [T][H][576] bf16 with its strides as a 3D tensor map whose box is 64 consecutive rows R =
+ * i * H + h of a row block: 64 heads of one token (H % 64 == 0) or all H heads of 64 / H tokens
+ * (64 % H == 0); 0 for other H, rope-aware q, or strides TMA cannot take (16-byte multiples):
+ * those load Q by cp.async. Only blocks with 64 rows use it (hd_producer). */
+static int hd_make_q_map(const mla_decode_args *a, const hd_params *p, CUtensorMap *map) {
+    static const hd_encode_fn encode = hd_load_encode();
+    const int H = a->num_heads;
+    if (!encode || p->ra || a->num_tokens < 1 || H < 1 || (H % 64 != 0 && 64 % H != 0)) return 0;
+    if (((uintptr_t)a->q & 15) || (p->q_sh * 2) % 16 || (p->q_st * 2) % 16) return 0;
+    const int bh = H % 64 == 0 ? 64 : H, bt = HD_ROWS / bh;
+    const cuuint64_t dim[3] = {(cuuint64_t)HD_DK, (cuuint64_t)H, (cuuint64_t)a->num_tokens};
+    const cuuint64_t stride[2] = {(cuuint64_t)p->q_sh * 2, (cuuint64_t)p->q_st * 2};
+    const cuuint32_t box[3] = {64, (cuuint32_t)bh, (cuuint32_t)bt}, estride[3] = {1, 1, 1};
+    return encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, (void *)a->q, dim, stride, box, estride,
+                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
 /* The balanced schedule's shape: L lanes = the row blocks of a request of the batch's mean q_len
  * (rounded up), P = SMs / L parts; 0 when P < 2 (long q_len: the uniform split instead). */
 static int hd_sched_shape(const mla_ctx *ctx, const mla_decode_args *a, int *L, int *P) {
@@ -2630,6 +2735,9 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     if ((fb == 16 || fb == 32) && fb < p.box) p.box = fb;
     p.tma = hd_make_kv_map(a, p.box, &p.kv_map, &p.kv_map2, &p.kv_map3);
     if (!p.tma) p.box = HD_KEYS;
+    static int qtma_env = -1; /* MLA_HD_Q_TMA=0 (A/B): Q by cp.async always */
+    if (qtma_env < 0) qtma_env = getenv("MLA_HD_Q_TMA") ? atoi(getenv("MLA_HD_Q_TMA")) : 1;
+    p.q_tma = qtma_env != 0 && hd_make_q_map(a, &p, &p.q_map);
 
     /* scratch: the uniform layout's partials (nsplit > 1), then the balanced schedule's */
     const size_t need_u = hd_ws_bytes(a, nsplit), need = need_u + (sched ? hd_sched_ws_bytes(ctx, a) : 0);
@@ -2736,6 +2844,22 @@ extern "C" int mla_cuda_decode_hopper_trace_dump(const char *path) {
     fclose(f);
     memset(buf, 0, sizeof buf);
     cudaMemcpyToSymbol(hd_trace_buf, buf, sizeof buf);
+    /* the per-CTA timeline beside it: "cta slot0 .. slot7" per recorded CTA */
+    static unsigned long long cb[HD_CTAS][HD_CT_SLOTS];
+    if (cudaMemcpyFromSymbol(cb, hd_cta_buf, sizeof cb) != cudaSuccess) return -1;
+    char p2[1024];
+    snprintf(p2, sizeof p2, "%s.cta", path);
+    if (strcmp(path, "/dev/null") != 0 && (f = fopen(p2, "w")) != NULL) {
+        for (int i = 0; i < HD_CTAS; i++)
+            if (cb[i][0]) {
+                fprintf(f, "%d", i);
+                for (int k = 0; k < HD_CT_SLOTS; k++) fprintf(f, " %llu", cb[i][k]);
+                fprintf(f, "\n");
+            }
+        fclose(f);
+    }
+    memset(cb, 0, sizeof cb);
+    cudaMemcpyToSymbol(hd_cta_buf, cb, sizeof cb);
     return 0;
 #else
     (void)path;

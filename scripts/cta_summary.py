@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Per-CTA timeline of a decode_hopper launch (library built with -DHD_TRACE; the test bench writes
+<trace>.cta beside each trace). Lines: cta, then clock64 at entry, smid, consumer 0 has Q, its first
+S, hd_finish entered, hd_finish left, globaltimer at entry, job (b << 16 | nt), then the slots
+8.. of HD_CT in src/cuda/decode_hopper.cu (job known, Q copy start, Q landed, tile 0 issue, ...).
+Prints where each SM's time goes: prologue (entry -> first S), body (first S -> hd_finish),
+epilogue (hd_finish), and the gap from one CTA's epilogue to the next CTA's entry on the same SM,
+per wave and in all; clocks of one SM are comparable, across SMs they are not."""
+import sys
+from collections import defaultdict
+
+
+def main(path):
+    by_sm = defaultdict(list)
+    for line in open(path):
+        v = [int(x) for x in line.split()]
+        cta, s = v[0], v[1:]
+        if len(s) < 16:
+            s = s + [0] * (16 - len(s))
+        if s[3] == 0 or s[4] == 0:
+            continue  # no tiles (an exiting CTA) or the first S not traced
+        by_sm[s[1]].append(s)
+    if not by_sm:
+        print(f"{path}: no CTAs")
+        return
+    acc = defaultdict(lambda: defaultdict(list))
+    span = busy = 0
+    for sm, lst in by_sm.items():
+        lst.sort(key=lambda s: s[0])
+        span += lst[-1][5] - lst[0][0]
+        for w, s in enumerate(lst):
+            a = acc[min(w, 2)]
+            a["q"].append(s[2] - s[0])
+            a["job"].append(s[8] - s[0])
+            a["qstart"].append(s[9] - s[0] if s[9] else 0)
+            a["qland"].append(s[10] - s[0] if s[10] else 0)
+            a["t0"].append(s[11] - s[0] if s[11] else 0)
+            a["t0p"].append(s[13] - s[0] if s[13] else 0)
+            a["pro"].append(s[3] - s[0])
+            a["body"].append(s[4] - s[3])
+            a["epi"].append(s[5] - s[4])
+            a["c1"].append(s[15] - s[4] if s[15] else 0)
+            a["xch"].append(s[14] - s[4] if s[14] else 0)
+            a["tiles"].append(s[7] & 0xffff)
+            busy += s[4] - s[3]
+            if w + 1 < len(lst):
+                a["gap"].append(lst[w + 1][0] - s[5])
+    print(f"{path}: {sum(len(l) for l in by_sm.values())} CTAs on {len(by_sm)} SMs; "
+          f"body (first S -> finish) is {100.0 * busy / span:.1f}% of the SMs' spans")
+    print(f"  {'wave':6s} {'n':>5s} {'job':>6s} {'Q start':>7s} {'Q land':>7s} {'tile0':>6s} {'page0':>6s} {'entry->Q':>9s} {'entry->S':>9s} {'body':>9s} {'cyc/tile':>9s} {'epilogue':>9s} {'c1 late':>7s} {'sums':>6s} {'gap':>7s}")
+    for w in sorted(acc):
+        a = acc[w]
+        m = lambda k: sum(a[k]) / len(a[k]) if a[k] else 0.0
+        cpt = sum(a["body"]) / max(1, sum(a["tiles"]))
+        print(f"  {('>=' if w == 2 else '') + str(w):6s} {len(a['body']):5d} {m('job'):6.0f} {m('qstart'):7.0f} {m('qland'):7.0f} {m('t0'):6.0f} {m('t0p'):6.0f} {m('q'):9.0f} {m('pro'):9.0f} {m('body'):9.0f} "
+              f"{cpt:9.0f} {m('epi'):9.0f} {m('c1'):7.0f} {m('xch'):6.0f} {m('gap'):7.0f}")
+
+
+if __name__ == "__main__":
+    for p in sys.argv[1:]:
+        main(p)
