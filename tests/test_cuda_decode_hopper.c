@@ -182,7 +182,7 @@ static void make_data(h_rng *r, const hcase *c, hdata *d) {
     d->q_sh = DK + c->pad_q;
     d->q_st = (int64_t)H * d->q_sh + (c->pad_q ? 8 : 0);
     d->o_sh = DV + c->pad_out;
-    d->o_st = (int64_t)H * d->o_sh + (c->pad_out ? 2 : 0);
+    d->o_st = (int64_t)H * d->o_sh + (c->pad_out ? (c->pad_out % 8 ? 2 : 8) : 0); /* pad_out % 8 == 0: TMA-aligned */
     d->lse_st = H + c->pad_lse;
     const int T1 = d->T ? d->T : 1;
     d->q_bytes = sizeof(uint16_t) * (size_t)T1 * (size_t)d->q_st;
@@ -900,14 +900,18 @@ static void run_all(h_rng *r) {
         c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
         run_case(r, &c);
     }
-    { /* Q by TMA (full row blocks of 64 / H tokens) beside cp.async (the partial last blocks):
-         H 16 and 32 with q_len 3..8, padded strides, causal, splits */
+    { /* Q by TMA and out by TMA stores (full row blocks of 64 / H tokens) beside cp.async and
+         per-thread stores (the partial last blocks, unaligned strides): H 16, 32, 128 with q_len
+         4..8, padded strides, sinks, causal, splits */
         const int q[3] = {5, 4, 8}, s[3] = {300, 64, 1000};
         hcase c = mk(16, 64, 1, 3, q, s);
-        c.pad_q = 8; c.pad_out = 2; c.page_pad = 16;
+        c.pad_q = 8; c.pad_out = 8; c.page_pad = 16;
+        c.sink_mode = 1;
         c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
         run_case(r, &c);
-        c.H = 32; c.pad_q = 0;
+        c.H = 32; c.pad_q = 0; c.pad_out = 2; /* out by per-thread stores (unaligned stride) */
+        run_case(r, &c);
+        c.H = 128; c.pad_out = 8; c.sink_mode = 2; /* H 128, both through TMA, padded out */
         run_case(r, &c);
     }
     { /* padded strides, H 128, lse NULL */

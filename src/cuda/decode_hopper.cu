@@ -236,7 +236,9 @@ typedef struct hd_params {
     CUtensorMap kv_map2;        /* FP8 tma: the same bytes, box 128x64x1 at column 528 (the rope), 128B swizzle */
     CUtensorMap kv_map3;        /* FP8 tma: the same bytes, box 16x64x1 at column 512 (the scales), no swizzle */
     CUtensorMap q_map;          /* q_tma: q as [T][H][576] bf16 (its strides), box 64 columns x 64 rows, 128B swizzle */
+    CUtensorMap o_map;          /* o_tma: out as [T][H][512] bf16 (its strides), box 64 columns x 64 rows, 128B swizzle */
     int32_t q_tma;              /* 1: a full row block's Q by TMA (9 boxes; hd_make_q_map), 0: cp.async only */
+    int32_t o_tma;              /* 1: a full row block's out through shared memory and TMA stores (hd_finish) */
     int32_t tma;                /* 1: key tiles by TMA (page_size % 16 == 0), 0: cp.async by two producer pairs */
     int32_t box;                /* tma: rows per box (64, 32 or 16: the largest dividing page_size); a tile is
                                    64 / box sub-blocks, each inside one page */
@@ -334,7 +336,7 @@ __device__ unsigned long long hd_cta_buf[HD_CTAS][HD_CT_SLOTS];
 /* ------------------------------------------------------------------------------------------ */
 /* PTX wrappers                                                                                */
 
-/* named barrier (ids: 0 __syncthreads, 1 both consumers, 3-4 the producer pairs, 5-6 one consumer) */
+/* named barrier (ids: 0 __syncthreads, 1 both consumers, 3-4 the producer pairs, 5-6 one consumer, 7 the consumers and producer warp 0 at the out store) */
 #define HD_BAR(id, n) asm volatile("bar.sync %0, %1;\n" ::"n"(id), "n"(n) : "memory")
 #define HD_BAR_R(id, n) asm volatile("bar.sync %0, %1;\n" ::"r"(id), "n"(n) : "memory")
 MLA_DEV void hd_mbar_init(uint32_t bar, uint32_t count) {
@@ -396,6 +398,12 @@ MLA_DEV void hd_tma_3d(uint32_t dst, const CUtensorMap *map, int c0, int c1, int
         "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
         "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
         : "memory");
+}
+/* shared -> global tensor copy (bulk group of the issuing thread) */
+MLA_DEV void hd_tma_store_3d(const CUtensorMap *map, uint32_t src, int c0, int c1, int c2) {
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"((uint64_t)map),
+                 "r"(c0), "r"(c1), "r"(c2), "r"(src)
+                 : "memory");
 }
 /* 16 bytes global -> shared; n = 0 writes 16 zero bytes and reads nothing */
 MLA_DEV void hd_cp16(uint32_t dst, const void *src, int n) {
@@ -1732,6 +1740,24 @@ MLA_DEV void hd_dbg_s(const hd_params &p, const hd_cstate &C, int r0, int q4) {
 /* The CTA's result: out = O / l (times the sink factor) in bf16 and lse, or (split) the f32
  * partials O / l and lse2 = m + log2 l; the row sums of both consumers added through xm (and, p1,
  * the f32 sums for lse through the P tile). dbg: O to dbg_out. */
+/* A full row block's out (the whole block, written here) goes through shared memory: the
+ * consumers put it in stage 0 as 8 swizzled 64-column bf16 chunks (free by then: both are past
+ * their last wgmma and every tile was consumed) and arrive on named barrier 7; producer warp 0
+ * syncs on it and its thread 0 stores the chunks by TMA (hd_store_out). Per-thread 4-byte global stores took ~7K cycles of the epilogue;
+ * the TMA stores are issued from the producer because taking the tensor map's address in the
+ * consumers' code made ptxas spill inside their loops (H100 trace, ptxas -v). */
+MLA_DEV int hd_out_smem(const hd_params &p, const hd_job &J) {
+    return J.part == -1 && p.o_tma && J.row0 + HD_ROWS <= J.nrows;
+}
+MLA_DEV void hd_store_out(const hd_params &p, const hd_job &J, uint32_t sbase, int tid) {
+    asm volatile("bar.sync 7, 288;\n" ::: "memory"); /* with the 256 consumer threads' bar.arrive */
+    if (tid != 0) return;
+    const int i0 = J.row0 / p.H, h0 = J.row0 - i0 * p.H;
+    for (int g = 0; g < 8; g++) hd_tma_store_3d(&p.o_map, sbase + HD_SK0 + (uint32_t)g * HD_CHUNK, 64 * g, h0, J.q_start + i0);
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+    asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); /* stage 0 read: reusable (next segment) */
+}
+
 MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, hd_cstate &C, int c, int r0,
                        int q4, const int rv[2], const int tt[2], const int hh[2], const int p1) {
     if (c == 0) HD_CT(4, clock64());
@@ -1769,6 +1795,9 @@ MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_
     lft[0] = p1 ? lf0 + xl[64 * (1 - c) + r0] : lt[0];
     lft[1] = p1 ? lf1 + xl[64 * (1 - c) + r0 + 8] : lt[1];
 
+    /* a full block's out goes through shared memory (hd_out_smem): bf16 into four swizzled
+       64-column chunks of stage 0 per consumer; the lanes of a warp hit 32 distinct banks */
+    const int o_smem = hd_out_smem(p, J);
 #pragma unroll
     for (int e = 0; e < 2; e++) {
         if (!rv[e]) continue;
@@ -1788,10 +1817,19 @@ MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_
                 lse = (m_run[e] + log2f(lft[e])) * 0.69314718055994531f;
                 if (p.sink) f *= 1.f / (1.f + expf(p.sink[h] - lse));
             }
-            uint16_t *orow = p.out + (int64_t)t * p.o_st + (int64_t)h * p.o_sh + cbase;
+            if (o_smem) { /* column 8i + 2q4 of the half: chunk i / 8, 16-byte unit (i % 8) ^ (r % 8) */
+                const int r = r0 + 8 * e;
+                uint8_t *const row = gbase + HD_SK0 + 4 * c * HD_CHUNK + r * 128 + 4 * q4;
 #pragma unroll
-            for (int i = 0; i < 32; i++)
-                *(uint32_t *)(orow + 8 * i) = pack_bf16x2(o[4 * i + 2 * e] * f, o[4 * i + 2 * e + 1] * f);
+                for (int i = 0; i < 32; i++)
+                    *(uint32_t *)(row + (i >> 3) * HD_CHUNK + (((i & 7) ^ (r & 7)) << 4)) =
+                        pack_bf16x2(o[4 * i + 2 * e] * f, o[4 * i + 2 * e + 1] * f);
+            } else {
+                uint16_t *orow = p.out + (int64_t)t * p.o_st + (int64_t)h * p.o_sh + cbase;
+#pragma unroll
+                for (int i = 0; i < 32; i++)
+                    *(uint32_t *)(orow + 8 * i) = pack_bf16x2(o[4 * i + 2 * e] * f, o[4 * i + 2 * e + 1] * f);
+            }
             if (p.lse && c == 0 && q4 == 0) p.lse[(int64_t)t * p.lse_st + h] = lse;
         } else {
             const int64_t prow = ((int64_t)J.split * p.T + t) * p.H + h;
@@ -1801,6 +1839,10 @@ MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_
                 *(float2 *)(po + 8 * i) = make_float2(o[4 * i + 2 * e] * inv_l, o[4 * i + 2 * e + 1] * inv_l);
             if (c == 0 && q4 == 0) p.ws_lse[prow] = lt[e] > 0.f ? m_run[e] + log2f(lft[e]) : -INFINITY;
         }
+    }
+    if (o_smem) {
+        hd_fence_proxy_async(); /* the generic stores before the TMA unit reads them */
+        asm volatile("bar.arrive 7, 288;\n" ::: "memory"); /* producer warp 0 stores them (hd_store_out) */
     }
     if (c == 0) HD_CT(5, clock64());
 #ifdef HD_TRACE
@@ -2294,6 +2336,7 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1) {
         for (;;) {
             const hd_job J = sm->job;
             hd_producer(p, J, sm, gbase, sbase, sm_u32, tid, p1);
+            if (tid < 32 && hd_out_smem(p, J)) hd_store_out(p, J, sbase, tid);
             if (!p.sched) break;
             __syncthreads(); /* the segment is over for everyone: its barriers are quiet */
             int more = 0;
@@ -2584,6 +2627,21 @@ static int hd_make_q_map(const mla_decode_args *a, const hd_params *p, CUtensorM
                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
+/* out [T][H][512] bf16 with its strides, boxes as hd_make_q_map's (full row blocks only) */
+static int hd_make_o_map(const mla_decode_args *a, const hd_params *p, CUtensorMap *map) {
+    static const hd_encode_fn encode = hd_load_encode();
+    const int H = a->num_heads;
+    if (!encode || a->num_tokens < 1 || H < 1 || (H % 64 != 0 && 64 % H != 0)) return 0;
+    if (((uintptr_t)a->out & 15) || (p->o_sh * 2) % 16 || (p->o_st * 2) % 16) return 0;
+    const int bh = H % 64 == 0 ? 64 : H, bt = HD_ROWS / bh;
+    const cuuint64_t dim[3] = {(cuuint64_t)HD_DV, (cuuint64_t)H, (cuuint64_t)a->num_tokens};
+    const cuuint64_t stride[2] = {(cuuint64_t)p->o_sh * 2, (cuuint64_t)p->o_st * 2};
+    const cuuint32_t box[3] = {64, (cuuint32_t)bh, (cuuint32_t)bt}, estride[3] = {1, 1, 1};
+    return encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, (void *)a->out, dim, stride, box, estride,
+                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
 /* The balanced schedule's shape: L lanes = the row blocks of a request of the batch's mean q_len
  * (rounded up), P = SMs / L parts; 0 when P < 2 (long q_len: the uniform split instead). */
 static int hd_sched_shape(const mla_ctx *ctx, const mla_decode_args *a, int *L, int *P) {
@@ -2738,6 +2796,9 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     static int qtma_env = -1; /* MLA_HD_Q_TMA=0 (A/B): Q by cp.async always */
     if (qtma_env < 0) qtma_env = getenv("MLA_HD_Q_TMA") ? atoi(getenv("MLA_HD_Q_TMA")) : 1;
     p.q_tma = qtma_env != 0 && hd_make_q_map(a, &p, &p.q_map);
+    static int otma_env = -1; /* MLA_HD_O_TMA=0 (A/B): out by per-thread stores always */
+    if (otma_env < 0) otma_env = getenv("MLA_HD_O_TMA") ? atoi(getenv("MLA_HD_O_TMA")) : 1;
+    p.o_tma = otma_env != 0 && !dbg && hd_make_o_map(a, &p, &p.o_map);
 
     /* scratch: the uniform layout's partials (nsplit > 1), then the balanced schedule's */
     const size_t need_u = hd_ws_bytes(a, nsplit), need = need_u + (sched ? hd_sched_ws_bytes(ctx, a) : 0);
