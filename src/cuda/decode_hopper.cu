@@ -73,6 +73,12 @@
          layout (mode 0); small batches keep the uniform split with no plan. H100, sched 0 -> 1:
          varlen b=128 s_q=2 8K spec 360 -> 446, bf16p 478 -> 566 TF; fixed shapes -1..-3% (the
          plan, the combine grid that exits); b=4 / b=1 unchanged. Steps: bench/results.md, session 5.
+     v14 the fixed cost per CTA (per-CTA timeline, HD_CT / scripts/cta_summary.py: ~31K cycles besides
+         ~216K of tiles at 4K): a full row block's Q by 9 TMA boxes (cp.async landed ~10K cycles after
+         issue), the row block found by a warp (32 probes a round), out staged in stage 0 and stored by
+         TMA from producer thread 0 after the segment's __syncthreads (BF16 caches). H100, same build,
+         switch off -> on: bf16p 4K 534 -> 542 (Q) and 534 -> 547 (out), 8K 584 -> 590, 601 -> 609;
+         spec 4K 419 -> 428 (out). Full table, steps: bench/results.md, session 6.
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
@@ -86,8 +92,9 @@
    seq_len, or under causal the last row's pos + 1) are cut into 64-key tiles and split y takes
    tiles [y*tps, (y+1)*tps), tps = ceil(tiles / nsplit).
 
-   Warpgroup 0 = producer (setmaxnreg 56). Warps 2-3 load Q by cp.async (zero rows past the
-   block). Key tiles, two stages (tile n in stage n & 1):
+   Warpgroup 0 = producer (setmaxnreg 56). Thread 64 loads a full block's Q by TMA (q_map: 64
+   consecutive rows when H % 64 == 0 or 64 % H == 0); otherwise warps 2-3 load Q by cp.async (zero
+   rows past the block). Key tiles, two stages (tile n in stage n & 1):
    - page_size % 16 == 0 (TMA path): one thread issues 9 TMA box copies (64 columns x box rows
      of one page, box = 64, 32 or 16 dividing page_size, 128-byte swizzle) per sub-block of box
      rows, 64 / box sub-blocks per tile, each onto its chunk's "full" mbarrier, after the stage's
@@ -110,7 +117,8 @@
      other's:   wait "pready", alpha from xm, O_c = O_c * alpha + P V[:, half c] with P from smem
    and pays the stage's "empty" as soon as its P.V of the tile is done. Each consumer keeps the
    row sums of its own tiles (rescaled by every alpha); the halves are added once at the end.
-   Unsplit: out = O / l (times the sink factor) in bf16, lse. Split: f32 partials O / l and
+   Unsplit: out = O / l (times the sink factor) in bf16, lse; a full block with o_map (BF16 cache)
+   through stage 0 and TMA stores (hd_out_smem). Split: f32 partials O / l and
    lse2 = m + log2 l per (split, t, h) in the workspace; combine kernel. Balanced schedule (v13,
    see hd_sched_next): a CTA runs a list of segments (row block x tile range), re-arming its
    mbarriers between them; cut row blocks leave partials per (part, lane) for the combine.
