@@ -245,7 +245,7 @@ typedef struct hd_params {
     CUtensorMap kv_map3;        /* FP8 tma: the same bytes, box 16x64x1 at column 512 (the scales), no swizzle */
     CUtensorMap q_map;          /* q_tma: q as [T][H][576] bf16 (its strides), box 64 columns x 64 rows, 128B swizzle */
     CUtensorMap o_map;          /* o_tma: out as [T][H][512] bf16 (its strides), box 64 columns x 64 rows, 128B swizzle */
-    int32_t q_tma;              /* 1: a full row block's Q by TMA (9 boxes; hd_make_q_map), 0: cp.async only */
+    int32_t q_tma;              /* 1: a full row block's Q by TMA (9 boxes; hd_make_rows_map), 0: cp.async only */
     int32_t o_tma;              /* 1: a full row block's out through shared memory and TMA stores (hd_finish) */
     int32_t tma;                /* 1: key tiles by TMA (page_size % 16 == 0), 0: cp.async by two producer pairs */
     int32_t box;                /* tma: rows per box (64, 32 or 16: the largest dividing page_size); a tile is
@@ -2622,36 +2622,21 @@ static int hd_make_kv_map(const mla_decode_args *a, int box_rows, CUtensorMap *m
                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-/* q [T][H][576] bf16 with its strides as a 3D tensor map whose box is 64 consecutive rows R =
- * i * H + h of a row block: 64 heads of one token (H % 64 == 0) or all H heads of 64 / H tokens
- * (64 % H == 0); 0 for other H, rope-aware q, or strides TMA cannot take (16-byte multiples):
- * those load Q by cp.async. Only blocks with 64 rows use it (hd_producer). */
-static int hd_make_q_map(const mla_decode_args *a, const hd_params *p, CUtensorMap *map) {
+/* q [T][H][576] or out [T][H][512] bf16 (width columns, strides sh, st in elements) as a 3D tensor
+ * map whose box is 64 consecutive rows R = i * H + h of a row block: 64 heads of one token
+ * (H % 64 == 0) or all H heads of 64 / H tokens (64 % H == 0); 0 for other H or strides / bases TMA
+ * cannot take (16-byte multiples): those blocks use cp.async / per-thread stores. Only blocks with
+ * 64 rows use it (hd_producer, hd_out_smem). */
+static int hd_make_rows_map(const void *base, int width, int64_t sh, int64_t st, int H, int64_t T, CUtensorMap *map) {
     static const hd_encode_fn encode = hd_load_encode();
-    const int H = a->num_heads;
-    if (!encode || p->ra || a->num_tokens < 1 || H < 1 || (H % 64 != 0 && 64 % H != 0)) return 0;
-    if (((uintptr_t)a->q & 15) || (p->q_sh * 2) % 16 || (p->q_st * 2) % 16) return 0;
+    if (!encode || T < 1 || H < 1 || (H % 64 != 0 && 64 % H != 0)) return 0;
+    if (((uintptr_t)base & 15) || (sh * 2) % 16 || (st * 2) % 16) return 0;
     const int bh = H % 64 == 0 ? 64 : H, bt = HD_ROWS / bh;
-    const cuuint64_t dim[3] = {(cuuint64_t)HD_DK, (cuuint64_t)H, (cuuint64_t)a->num_tokens};
-    const cuuint64_t stride[2] = {(cuuint64_t)p->q_sh * 2, (cuuint64_t)p->q_st * 2};
+    const cuuint64_t dim[3] = {(cuuint64_t)width, (cuuint64_t)H, (cuuint64_t)T};
+    const cuuint64_t stride[2] = {(cuuint64_t)sh * 2, (cuuint64_t)st * 2};
     const cuuint32_t box[3] = {64, (cuuint32_t)bh, (cuuint32_t)bt}, estride[3] = {1, 1, 1};
-    return encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, (void *)a->q, dim, stride, box, estride,
+    return encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, (void *)base, dim, stride, box, estride,
                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
-}
-
-/* out [T][H][512] bf16 with its strides, boxes as hd_make_q_map's (full row blocks only) */
-static int hd_make_o_map(const mla_decode_args *a, const hd_params *p, CUtensorMap *map) {
-    static const hd_encode_fn encode = hd_load_encode();
-    const int H = a->num_heads;
-    if (!encode || a->num_tokens < 1 || H < 1 || (H % 64 != 0 && 64 % H != 0)) return 0;
-    if (((uintptr_t)a->out & 15) || (p->o_sh * 2) % 16 || (p->o_st * 2) % 16) return 0;
-    const int bh = H % 64 == 0 ? 64 : H, bt = HD_ROWS / bh;
-    const cuuint64_t dim[3] = {(cuuint64_t)HD_DV, (cuuint64_t)H, (cuuint64_t)a->num_tokens};
-    const cuuint64_t stride[2] = {(cuuint64_t)p->o_sh * 2, (cuuint64_t)p->o_st * 2};
-    const cuuint32_t box[3] = {64, (cuuint32_t)bh, (cuuint32_t)bt}, estride[3] = {1, 1, 1};
-    return encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, (void *)a->out, dim, stride, box, estride,
-                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
@@ -2808,13 +2793,13 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     if (!p.tma) p.box = HD_KEYS;
     static int qtma_env = -1; /* MLA_HD_Q_TMA=0 (A/B): Q by cp.async always */
     if (qtma_env < 0) qtma_env = getenv("MLA_HD_Q_TMA") ? atoi(getenv("MLA_HD_Q_TMA")) : 1;
-    p.q_tma = qtma_env != 0 && hd_make_q_map(a, &p, &p.q_map);
+    p.q_tma = qtma_env != 0 && !p.ra && hd_make_rows_map(a->q, HD_DK, p.q_sh, p.q_st, p.H, a->num_tokens, &p.q_map);
     static int otma_env = -1; /* MLA_HD_O_TMA=0 (A/B): out by per-thread stores always */
     if (otma_env < 0) otma_env = getenv("MLA_HD_O_TMA") ? atoi(getenv("MLA_HD_O_TMA")) : 1;
     /* BF16 caches only: the FP8 producer writes the stages with generic stores (dequantization),
        and racecheck does not credit the full-barrier chain between those and the out staging
        (reported as WAW hazards; FP8 is producer-bound, its epilogue is ~1% of a CTA) */
-    p.o_tma = otma_env != 0 && !dbg && !p.fp8 && hd_make_o_map(a, &p, &p.o_map);
+    p.o_tma = otma_env != 0 && !dbg && !p.fp8 && hd_make_rows_map(a->out, HD_DV, p.o_sh, p.o_st, p.H, a->num_tokens, &p.o_map);
 
     /* scratch: the uniform layout's partials (nsplit > 1), then the balanced schedule's */
     const size_t need_u = hd_ws_bytes(a, nsplit), need = need_u + (sched ? hd_sched_ws_bytes(ctx, a) : 0);
