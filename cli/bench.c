@@ -884,6 +884,18 @@ static int parse_int(const char *opt, const char *v, int lo, int hi, int *out) {
     return 0;
 }
 
+/* v must be one of names[0..n): *out = vals[i]; else "needs a, b or c" and -1 */
+static int parse_choice(const char *opt, const char *v, const char *const *names, const int *vals, int n, int *out) {
+    for (int i = 0; v && i < n; i++)
+        if (!strcmp(v, names[i])) {
+            *out = vals[i];
+            return 0;
+        }
+    fprintf(stderr, "mla bench: %s needs ", opt);
+    for (int i = 0; i < n; i++) fprintf(stderr, "%s%s", names[i], i + 2 < n ? ", " : (i + 1 < n ? " or " : "\n"));
+    return -1;
+}
+
 typedef struct bench_opts {
     int all, op, backend_set;
     mla_backend backend;
@@ -910,35 +922,29 @@ static int parse_opts(int argc, char **argv, bench_opts *o) {
         else if (!strcmp(a, "--varlen")) { o->varlen = 1; continue; }
         else if (!strcmp(a, "--no-ceilings")) { o->no_ceilings = 1; continue; }
         else if (!strcmp(a, "--backend")) {
-            if (!v || (strcmp(v, "cpu") && strcmp(v, "cuda") && strcmp(v, "auto"))) {
-                fprintf(stderr, "mla bench: --backend needs cpu, cuda or auto\n");
-                return 2;
-            }
-            o->backend = !strcmp(v, "cpu") ? MLA_BACKEND_CPU : !strcmp(v, "cuda") ? MLA_BACKEND_CUDA : MLA_BACKEND_AUTO;
+            static const char *const names[] = {"cpu", "cuda", "auto"};
+            static const int vals[] = {MLA_BACKEND_CPU, MLA_BACKEND_CUDA, MLA_BACKEND_AUTO};
+            int x;
+            if (parse_choice(a, v, names, vals, 3, &x)) return 2;
+            o->backend = (mla_backend)x;
             i++;
             continue;
         } else if (!strcmp(a, "--format")) {
-            if (!v || (strcmp(v, "bf16") && strcmp(v, "fp8") && strcmp(v, "ropeaware"))) {
-                fprintf(stderr, "mla bench: --format needs bf16, fp8 or ropeaware\n");
-                return 2;
-            }
-            o->format = !strcmp(v, "bf16") ? MLA_KV_BF16 : !strcmp(v, "fp8") ? MLA_KV_FP8 : MLA_KV_FP8_ROPE_AWARE;
+            static const char *const names[] = {"bf16", "fp8", "ropeaware"};
+            static const int vals[] = {MLA_KV_BF16, MLA_KV_FP8, MLA_KV_FP8_ROPE_AWARE};
+            if (parse_choice(a, v, names, vals, 3, &o->format)) return 2;
             i++;
             continue;
         } else if (!strcmp(a, "--precision")) {
-            if (!v || (strcmp(v, "spec") && strcmp(v, "bf16p"))) {
-                fprintf(stderr, "mla bench: --precision needs spec or bf16p\n");
-                return 2;
-            }
-            o->precision = !strcmp(v, "bf16p") ? MLA_PRECISION_BF16_P : MLA_PRECISION_SPEC;
+            static const char *const names[] = {"spec", "bf16p"};
+            static const int vals[] = {MLA_PRECISION_SPEC, MLA_PRECISION_BF16_P};
+            if (parse_choice(a, v, names, vals, 2, &o->precision)) return 2;
             i++;
             continue;
         } else if (!strcmp(a, "--dtype")) {
-            if (!v || (strcmp(v, "bf16") && strcmp(v, "fp8"))) {
-                fprintf(stderr, "mla bench: --dtype needs bf16 or fp8\n");
-                return 2;
-            }
-            o->dtype = !strcmp(v, "bf16") ? MLA_DTYPE_BF16 : MLA_DTYPE_E4M3;
+            static const char *const names[] = {"bf16", "fp8"};
+            static const int vals[] = {MLA_DTYPE_BF16, MLA_DTYPE_E4M3};
+            if (parse_choice(a, v, names, vals, 2, &o->dtype)) return 2;
             i++;
             continue;
         } else if (!strcmp(a, "--md")) {
