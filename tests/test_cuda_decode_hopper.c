@@ -630,6 +630,18 @@ static hcase mk(int H, int page, int causal, int B, const int *qlen, const int *
     return c;
 }
 
+/* case k of an H x seq_len sweep (FP8, rope-aware): two requests, the first of seq_len S with
+ * q_len 1 or 2, the second of S / 2 + 1 with q_len 1 or 0; causal except every fourth */
+static hcase mk_sweep(int H, int S, int k, int page) {
+    const int sq = 1 + (k & 1);
+    int q[2], s[2];
+    s[0] = S;
+    q[0] = sq < S ? sq : S;
+    q[1] = (k % 3 == 1) ? 0 : 1;
+    s[1] = S / 2 + 1;
+    return mk(H, page, (k % 4) != 3, 2, q, s);
+}
+
 static void run_fp8(h_rng *r) {
     /* sweep with the writer's power-of-two scales: H x seq_len, pages rotating over TMA (64, 128,
      * 16, 32) and cp.async (61) */
@@ -641,13 +653,7 @@ static void run_fp8(h_rng *r) {
         for (int si = 0; si < 5; si++, k++) {
             const int H = Hs[hi], S = Ss[si];
             if (g_quick && !((H == 16 && S == 65) || (H == 128 && S == 1000))) continue;
-            const int sq = 1 + (k & 1);
-            int q[2], s[2];
-            s[0] = S;
-            q[0] = sq < S ? sq : S;
-            q[1] = (k % 3 == 1) ? 0 : 1;
-            s[1] = S / 2 + 1;
-            hcase c = mk(H, Ps[k % 5], (k % 4) != 3, 2, q, s);
+            hcase c = mk_sweep(H, S, k, Ps[k % 5]);
             c.fp8 = 1;
             c.sink_mode = (k % 3 == 0);
             c.splits[0] = (k % 5 == 4) ? 1 : 0;
@@ -729,13 +735,7 @@ static void run_ra(h_rng *r) {
         for (int si = 0; si < 4; si++, k++) {
             const int H = Hs[hi], S = Ss[si];
             if (g_quick && !((H == 16 && S == 65) || (H == 128 && S == 1000))) continue;
-            const int sq = 1 + (k & 1);
-            int q[2], s[2];
-            s[0] = S;
-            q[0] = sq < S ? sq : S;
-            q[1] = (k % 3 == 1) ? 0 : 1;
-            s[1] = S / 2 + 1;
-            hcase c = mk(H, (k & 1) ? 16 : 64, (k % 4) != 3, 2, q, s);
+            hcase c = mk_sweep(H, S, k, (k & 1) ? 16 : 64);
             c.ra = 1;
             c.sig_pad = (k % 3 == 2) ? 5 : 0;
             c.sink_mode = (k % 3 == 0);
