@@ -2,7 +2,8 @@
 """Per-CTA timeline of a decode_hopper launch (library built with -DHD_TRACE; the test bench writes
 <trace>.cta beside each trace). Lines: cta, then clock64 at entry, smid, consumer 0 has Q, its first
 S, hd_finish entered, hd_finish left, globaltimer at entry, job (b << 16 | nt), then the slots
-8.. of HD_CT in src/cuda/decode_hopper.cu (job known, Q copy start, Q landed, tile 0 issue, ...).
+8.. of HD_CT in src/cuda/decode_hopper.cu (job known, Q copy start, Q landed, tile 0 issue, ...;
+16.. the epilogue's staging and a persistent CTA's transition between segments).
 Prints where each SM's time goes: prologue (entry -> first S), body (first S -> hd_finish),
 epilogue (hd_finish), and the gap from one CTA's epilogue to the next CTA's entry on the same SM,
 per wave and in all; clocks of one SM are comparable, across SMs they are not."""
@@ -15,8 +16,8 @@ def main(path):
     for line in open(path):
         v = [int(x) for x in line.split()]
         cta, s = v[0], v[1:]
-        if len(s) < 16:
-            s = s + [0] * (16 - len(s))
+        if len(s) < 24:
+            s = s + [0] * (24 - len(s))
         if s[3] == 0 or s[4] == 0:
             continue  # no tiles (an exiting CTA) or the first S not traced
         by_sm[s[1]].append(s)
@@ -43,8 +44,19 @@ def main(path):
             a["xch"].append(s[14] - s[4] if s[14] else 0)
             a["tiles"].append(s[7] & 0xffff)
             busy += s[4] - s[3]
+            if s[16]:
+                a["stage"].append(s[16] - (s[14] or s[4]))
+                a["fence"].append(s[5] - s[16])
+            if s[17]:  # a persistent CTA's transition (thread 0): quiet point, stores, re-arm
+                a["quiet"].append(s[17] - s[5])
+                a["store"].append(s[18] - s[17])
+                a["init"].append(s[19] - s[18])
+            if s[20]:
+                a["qahead"].append(s[20] - s[4])
             if w + 1 < len(lst):
                 a["gap"].append(lst[w + 1][0] - s[5])
+                if s[19]:
+                    a["tonext"].append(lst[w + 1][0] - s[19])
     print(f"{path}: {sum(len(l) for l in by_sm.values())} CTAs on {len(by_sm)} SMs; "
           f"body (first S -> finish) is {100.0 * busy / span:.1f}% of the SMs' spans")
     print(f"  {'wave':6s} {'n':>5s} {'job':>6s} {'Q start':>7s} {'Q land':>7s} {'tile0':>6s} {'page0':>6s} {'entry->Q':>9s} {'entry->S':>9s} {'body':>9s} {'cyc/tile':>9s} {'epilogue':>9s} {'c1 late':>7s} {'sums':>6s} {'gap':>7s}")
@@ -54,6 +66,12 @@ def main(path):
         cpt = sum(a["body"]) / max(1, sum(a["tiles"]))
         print(f"  {('>=' if w == 2 else '') + str(w):6s} {len(a['body']):5d} {m('job'):6.0f} {m('qstart'):7.0f} {m('qland'):7.0f} {m('t0'):6.0f} {m('t0p'):6.0f} {m('q'):9.0f} {m('pro'):9.0f} {m('body'):9.0f} "
               f"{cpt:9.0f} {m('epi'):9.0f} {m('c1'):7.0f} {m('xch'):6.0f} {m('gap'):7.0f}")
+    if any(acc[w]["stage"] or acc[w]["quiet"] for w in acc):
+        print(f"  {'wave':6s} {'stage':>6s} {'fence':>6s} {'quiet':>6s} {'store':>6s} {'init':>6s} {'->next':>7s} {'Q ahead':>8s}   (epilogue and transition, cycles)")
+        for w in sorted(acc):
+            a = acc[w]
+            m = lambda k: sum(a[k]) / len(a[k]) if a[k] else 0.0
+            print(f"  {('>=' if w == 2 else '') + str(w):6s} {m('stage'):6.0f} {m('fence'):6.0f} {m('quiet'):6.0f} {m('store'):6.0f} {m('init'):6.0f} {m('tonext'):7.0f} {m('qahead'):8.0f}")
 
 
 if __name__ == "__main__":

@@ -33,8 +33,8 @@ if [ "$what" = seqline ]; then # b=128 h=128 s_q=2 over seqlen: time = fixed + p
     done
   done
 fi
-if [ "$what" = envab ]; then # A/B of a runtime switch: VAR=1 against VAR=0 on the fixed s_q=2 shapes and
-  # s_q=1, twice interleaved (decode_sweep.sh envab MLA_HD_Q_TMA)
+if [ "$what" = envab ]; then # A/B of a runtime switch: VAR=1 against VAR=0 on the fixed s_q=2 shapes,
+  # s_q=1 and varlen, twice interleaved (decode_sweep.sh envab MLA_HD_Q_TMA)
   var=${2:?envab needs a variable name}
   for round in 1 2; do
     for pr in spec bf16p; do
@@ -45,6 +45,9 @@ if [ "$what" = envab ]; then # A/B of a runtime switch: VAR=1 against VAR=0 on t
       done
       for v in 1 0; do
         bench "$pr s_q=1 8192 $var=$v" $var=$v -- --precision $pr --batch 128 --heads 128 --sq 1 --seqlen 8192
+      done
+      for v in 1 0; do
+        bench "$pr varlen 8192 $var=$v" $var=$v -- --precision $pr --batch 128 --heads 128 --sq 2 --seqlen 8192 --varlen
       done
     done
   done

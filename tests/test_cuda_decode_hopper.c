@@ -863,6 +863,31 @@ static void run_all(h_rng *r) {
         c = mk(128, 64, 0, 3, q, s);
         run_case(r, &c);
     }
+    { /* persistent CTAs: 160 full row blocks (H 64, q_len 2) of one cost, more than the grid's CTAs, so
+         a CTA runs lane jobs x, x + gridDim.x (mode 2) and loads the next block's Q by TMA while the last
+         one ends (hd_q_ahead); both precisions, FP8, run twice; then unequal requests (mode 1, the
+         same Q ahead between a part's segments), against a uniform split; then a ragged q_len */
+        int q[80], s[80];
+        for (int b = 0; b < 80; b++) { q[b] = 2; s[b] = 200; }
+        hcase c = mk(64, 64, 1, 80, q, s);
+        c.sink_mode = 1;
+        c.twice = 1;
+        run_case(r, &c);
+        c.p1 = 1; c.twice = 0;
+        run_case(r, &c);
+        c.p1 = 0; c.fp8 = 1;
+        run_case(r, &c);
+        for (int b = 0; b < 80; b++) s[b] = b == 5 ? 0 : h_int(r, 1, 400);
+        c = mk(64, 64, 1, 80, q, s);
+        c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 2;
+        run_case(r, &c);
+        c.p1 = 1; c.nsplits = 1;
+        run_case(r, &c);
+        q[3] = 6; /* a request of more row blocks than lanes: mode 0, persistent CTAs over the slots */
+        for (int b = 0; b < 80; b++) s[b] = 200;
+        c = mk(64, 64, 1, 80, q, s);
+        run_case(r, &c);
+    }
     if (g_quick) return;
     { /* MLA_PRECISION_BF16_P on the other producers and shapes: page 48 (TMA, 16-row boxes: four
          issuers refill the parts), page 61 (cp.async), H 100 (a masked last row block), causal

@@ -194,6 +194,11 @@ typedef struct hd_job {
     int b, q_start, q_len, nrows, row0, seq, t_begin, nt, split;
     int part; /* -1: the whole row block (write out); -2: uniform split y = split (partial); >= 0:
                  balanced schedule, the partial's index */
+    int slot; /* uniform layout: the row-block slot (a persistent CTA runs slot, slot + gridDim.x, ...) */
+    int k;    /* the CTA's segment count before this one */
+    int qk;   /* Q loads of the CTA before this segment: the phase of qfull */
+    int qpre; /* 1: this segment's Q was loaded during the last one (hd_q_ahead) */
+    int id;   /* per-CTA trace index (HD_CT): blockIdx.x + k * gridDim.x */
 } hd_job;
 
 typedef struct hd_small {
@@ -203,7 +208,8 @@ typedef struct hd_small {
                                    first chunks while the others land (or are dequantized) */
     uint64_t empty[2][3];       /* mbarrier per stage and part (hd_part): the part's last reader is done with
                                    it (128 arrivals: the consumer that frees it; see hd_pay, hd_pay_pv) */
-    uint64_t qfull;             /* mbarrier: Q loaded (64 arrivals of pair 1) */
+    uint64_t qfull;             /* mbarrier: Q loaded (64 arrivals of pair 1, or 64 from thread 0 when
+                                   loaded ahead); never re-armed: phase J.qk */
     uint32_t kv_valid[4][2];    /* per tile n (slot n & 3), bit r of word k: key key0 + 32k + r is readable
                                    (per tile, not per stage: a stage's parts refill at different times) */
     int32_t nvalid[4];          /* per tile n (slot n & 3): rows [nvalid, 64) hold no key; with TMA they may
@@ -218,10 +224,13 @@ typedef struct hd_small {
                                    some scale of its pair is not a power of two) -> exact program */
     uint64_t pbar;              /* FP8: mbarrier over the 128 producer threads (phase barrier) */
     hd_job job;                 /* the segment now running (warp 0, warp 1 or thread 0 finds it) */
+    hd_job job_next;            /* the next one (producer warp 0 finds it during this one: hd_next_job) */
+    int32_t more_next;          /* 1: job_next holds a segment */
     int64_t sc_w, sc_next, sc_cum; /* balanced schedule: W, the next request to look at, its cum */
-    int32_t sc_p, sc_first, sc_mode, sc_have, sc_more, sc_uni; /* parts used, the part's first request, mode
-                                   (1 balanced, 0 the uniform layout), plan read from CTA 0's, 1 while a
-                                   segment is to run, the uniform layout has a job here (in job) */
+    int32_t sc_p, sc_first, sc_mode, sc_have, sc_more, sc_uni, sc_lane; /* parts used, the part's first request,
+                                   mode (1 balanced, 0 the uniform layout, 2 lanes: see hd_lane_job), plan read
+                                   from CTA 0's, 1 while a segment is to run, the uniform layout has a job here
+                                   (in job), mode 2 has one (hd_plan_cta) */
 } hd_small;
 
 #define HD_SMEM_BYTES (1024 + HD_BIG + (int)sizeof(hd_small)) /* 1024: alignment slack */
@@ -282,6 +291,8 @@ typedef struct hd_params {
     const float *qsig;          /* ra: [T] */
     /* balanced schedule (sched = 1; see hd_sched_next): the plan in the workspace */
     int32_t sched;
+    int32_t persist;            /* 1: mode 0 runs persistent CTAs (grid P L, slots x, x + gridDim.x, ...) and
+                                   every CTA of the schedule loads the next segment's Q ahead (hd_q_ahead) */
     int32_t L, P;               /* lanes (row blocks of a request), parts (the plan may use fewer: plan[1]) */
     int32_t c0;                 /* a segment's fixed cost in tile units */
     int32_t min_units;          /* the plan gives each part at least this much cost */
@@ -321,15 +332,19 @@ __device__ unsigned long long hd_trace_buf[3][HD_TRACE_TILES][HD_TRACE_EV];
    6 globaltimer at entry, 7 the job (b << 16 | nt), 8 the job is known (after the first
    __syncthreads), 9 the Q copy starts (row addresses known), 10 Q landed (producer thread 64),
    11 the TMA issuer starts tile 0, 13 its page known (hd_tma_prep), 12 globaltimer at hd_finish's end,
-   14 consumer 0 past the row-sum exchange, 15 consumer 1 enters hd_finish */
+   14 consumer 0 past the row-sum exchange, 15 consumer 1 enters hd_finish, 16 consumer 0 has staged
+   out (before its proxy fence), 17 thread 0 past the segment's __syncthreads, 18 thread 0 has
+   issued the out stores, 19 thread 0 has re-armed the barriers, 20 thread 0 issued the next Q
+   (hd_q_ahead); a persistent CTA's segments are separate entries (index J.id), each with its own
+   entry (slot 0: the segment's start) */
 #define HD_CTAS 4096
-#define HD_CT_SLOTS 16
+#define HD_CT_SLOTS 24
 __device__ unsigned long long hd_cta_buf[HD_CTAS][HD_CT_SLOTS];
 #define HD_CT(slot, val) HD_CT_IF(slot, val, (threadIdx.x & 127) == 0)
 #define HD_CT1(slot, val) HD_CT_IF(slot, val, 1)
 #define HD_CT_IF(slot, val, cond)                                                                 \
     do {                                                                                          \
-        const unsigned hd_i_ = blockIdx.x + blockIdx.y * gridDim.x;                               \
+        const unsigned hd_i_ = (unsigned)(J).id;                                                  \
         const unsigned long long hd_v_ = (val);                                                   \
         const int hd_ok_ = hd_i_ < HD_CTAS && (cond);                                             \
         asm volatile("{\n .reg .pred p;\n setp.ne.s32 p, %0, 0;\n @p st.global.u64 [%1], %2;\n}\n" ::"r"(hd_ok_), \
@@ -602,17 +617,38 @@ MLA_DEV int hd_slot_job(const hd_params &p, int64_t slot, hd_job *J, int *ntiles
     return hd_block_job(p, lo, (int)(slot - g), J, ntiles);
 }
 
-/* Uniform split (p.sched == 0): CTA (x, y) = slot x, split y of nsplit equal tile ranges.
- * 0 when this CTA has no rows (slot past its request's blocks). A whole warp calls it. */
-MLA_DEV int hd_find_job(const hd_params &p, hd_job *J) {
+/* Uniform split (p.sched == 0): CTA (x, y) = slot x, split y of nsplit equal tile ranges (a
+ * persistent CTA of the balanced schedule's mode 0 runs slots x, x + gridDim.x, ..., split 0).
+ * 0 when the slot has no rows (past its request's blocks). A whole warp calls it. */
+MLA_DEV int hd_find_job(const hd_params &p, int slot, int split, hd_job *J) {
     int ntiles;
-    if (!hd_slot_job(p, blockIdx.x, J, &ntiles)) return 0;
+    if (!hd_slot_job(p, slot, J, &ntiles)) return 0;
     const int tps = (ntiles + p.nsplit - 1) / p.nsplit;
-    J->split = blockIdx.y;
+    J->slot = slot;
+    J->split = split;
     J->part = p.nsplit > 1 ? -2 : -1;
     J->t_begin = J->split * tps;
     J->nt = max(0, min(ntiles, J->t_begin + tps) - J->t_begin);
     if (p.dbg) J->nt = min(J->nt, 1);
+    return 1;
+}
+
+/* Mode 2 of the balanced schedule ("lanes": persistent CTAs where the plan keeps the uniform
+ * layout and every request has at most L row blocks): job j = row block j % L of request j / L,
+ * CTA x runs j = x, x + gridDim.x, ... So the jobs are dense where q_len is uniform (the slot
+ * layout has an empty slot per request: striding over slots gave some CTAs 3 jobs of s_q=1 and
+ * others none, 530 -> 391 TF), the lanes of a request run at the same time (their tiles shared
+ * in L2), and no search is needed. 0 when j holds no row block. One thread calls it. */
+MLA_DEV int hd_lane_job(const hd_params &p, int64_t j, hd_job *J) {
+    const int64_t b = j / p.L;
+    const int l = (int)(j - b * p.L);
+    int ntiles;
+    if (b >= p.B || !hd_block_job(p, (int)b, l, J, &ntiles)) return 0;
+    J->slot = (int)j;
+    J->split = 0;
+    J->part = -1;
+    J->t_begin = 0;
+    J->nt = ntiles;
     return 1;
 }
 
@@ -704,15 +740,27 @@ MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
     int64_t *cum = (int64_t *)(gbase + HD_SK0);   /* [B + 1] */
     int64_t *wsum = (int64_t *)(gbase + HD_SK1);  /* [32] the scan's warp sums */
     unsigned long long *mm = (unsigned long long *)(gbase + HD_SK1 + 256); /* min, max cost; over; requests */
+    hd_job *job_lane = (hd_job *)(gbase + HD_SK1 + 512); /* mode 2's first job (thread 64, ahead of the mode) */
     const int tid = threadIdx.x;
     const int x = blockIdx.x + blockIdx.y * gridDim.x;
-    if (tid >= 32 && tid < 64) { /* warp 1: the uniform layout's job (mode 0), while thread 0 reads the epoch */
+    if (tid >= 32 && tid < 64) { /* warp 1: the uniform layout's job (mode 0), while thread 0 reads the epoch;
+                                    a persistent CTA takes its first slot with rows (x, x + gridDim.x, ...) */
         hd_job Ju;
-        const int hu = hd_find_job(p, &Ju);
+        const int64_t nslots = (int64_t)p.T * p.H / HD_ROWS + p.B;
+        int hu = hd_find_job(p, blockIdx.x, blockIdx.y, &Ju);
+        if (p.persist)
+            for (int64_t s = (int64_t)blockIdx.x + gridDim.x; !hu && s < nslots; s += gridDim.x) hu = hd_find_job(p, (int)s, 0, &Ju);
         if (tid == 32) {
             sm->sc_uni = hu;
             if (hu) sm->job = Ju;
         }
+    }
+    if (tid == 64 && p.persist) { /* thread 64: mode 2's (the first lane job with rows: x, x + gridDim.x, ...) */
+        hd_job Jl;
+        int hl = 0;
+        for (int64_t j = x; !hl && j < (int64_t)p.B * p.L; j += gridDim.x) hl = hd_lane_job(p, j, &Jl);
+        sm->sc_lane = hl;
+        if (sm->sc_lane) *job_lane = Jl;
     }
     if (tid == 0) {
         int64_t e;
@@ -766,7 +814,8 @@ MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
         /* mode 1 where the requests cost differently, each fits the lanes and the uniform layout is
            unsplit (small batches keep their uniform split: b=4 varlen 32K measured 259 TF uniform
            against 189 balanced, cause not found); P' parts of at least min_units each */
-        const int mode = !mm[2] && mm[0] != mm[1] && mm[3] > 0 && p.nsplit == 1;
+        const int bal = !mm[2] && mm[0] != mm[1] && mm[3] > 0 && p.nsplit == 1;
+        const int mode = bal ? 1 : (!mm[2] && p.nsplit == 1 && p.persist ? 2 : 0);
         const int64_t g = W / (p.min_units > 0 ? p.min_units : 1);
         const int P = (int)(g < 1 ? 1 : (g > p.P ? p.P : g));
         if (x == 0) { /* publish: the prefix sums, the plan, then this launch's epoch */
@@ -789,8 +838,11 @@ MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
     int has = 0;
     if (tid == 0) {
         hd_job J;
-        if (!sm->sc_mode) has = sm->sc_uni; /* sm->job holds it */
-        else if (x < sm->sc_p * p.L) {
+        if (sm->sc_mode == 0) has = sm->sc_uni; /* sm->job holds it */
+        else if (sm->sc_mode == 2) {
+            has = sm->sc_lane;
+            if (has) sm->job = *job_lane;
+        } else if (x < sm->sc_p * p.L) {
             const int glob = sm->sc_have;
             const int64_t *cp = glob ? p.cum : cum;
             sm->sc_first = hd_sched_req(cp, glob, p.B, hd_sched_s(x / p.L, sm->sc_w, sm->sc_p));
@@ -798,7 +850,7 @@ MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
             sm->sc_cum = hd_cum(cp, glob, sm->sc_first);
             has = hd_sched_next(p, sm, x, &J);
         }
-        if (has && sm->sc_mode) sm->job = J;
+        if (has && sm->sc_mode == 1) sm->job = J;
     }
     return has;
 }
@@ -902,6 +954,8 @@ MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, 
         if (m0 == 0 && w == 0) HD_CT1(11, clock64());
         const hd_tma_tile A = hd_tma_prep(p, J, sm, sbase, m0, w);
         if (m0 == 0 && w == 0) HD_CT1(13, clock64());
+        /* the last segment's out stores from stage 0 (thread 0's bulk group, box 64: see hd_decode_body) */
+        if (m0 == 0) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
         hd_tma_tile B = A;
         if (two) B = hd_tma_prep(p, J, sm, sbase, m1, w);
         if (p1) { /* in the order hd_consumer_p1 frees the parts */
@@ -1209,7 +1263,7 @@ MLA_DEV void hd_producer(const hd_params &p, const hd_job &J, hd_small *sm, uint
     const uint8_t **rows = sm->rows[pair];
     if (J.nt == 0) return;
 
-    if (pair == 1) { /* Q rows: R = row0 + pt -> (token i, head h); rows past q_len*H are zero */
+    if (pair == 1 && !J.qpre) { /* Q rows: R = row0 + pt -> (token i, head h); rows past q_len*H are zero */
         const int R = J.row0 + pt;
         const uint8_t *src = NULL;
         if (R < J.nrows) {
@@ -1724,11 +1778,11 @@ MLA_DEV void hd_dbg_s(const hd_params &p, const hd_cstate &C, int r0, int q4) {
 MLA_DEV int hd_out_smem(const hd_params &p, const hd_job &J) {
     return J.part == -1 && p.o_tma && J.row0 + HD_ROWS <= J.nrows;
 }
-MLA_DEV void hd_store_out(const hd_params &p, const hd_job &J, uint32_t sbase) {
+MLA_DEV void hd_store_out(const hd_params &p, const hd_job &J, uint32_t sbase, int wait) {
     const int i0 = J.row0 / p.H, h0 = J.row0 - i0 * p.H;
     for (int g = 0; g < 8; g++) hd_tma_store_3d(&p.o_map, sbase + HD_SK0 + (uint32_t)g * HD_CHUNK, 64 * g, h0, J.q_start + i0);
     asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-    asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); /* stage 0 read: reusable (next segment) */
+    if (wait) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); /* stage 0 read: reusable (next segment) */
 }
 
 MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, hd_cstate &C, int c, int r0,
@@ -1813,6 +1867,7 @@ MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_
             if (c == 0 && q4 == 0) p.ws_lse[prow] = lt[e] > 0.f ? m_run[e] + log2f(lft[e]) : -INFINITY;
         }
     }
+    if (c == 0) HD_CT(16, clock64());
     if (o_smem) {
         hd_fence_proxy_async(); /* the generic stores before the TMA unit reads them (hd_store_out, after
                                    the segment's __syncthreads) */
@@ -1857,7 +1912,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
     hd_cstate_init(C);
     float al[2];
 
-    if (J.nt > 0) hd_mbar_wait(sm_u32 + (uint32_t)offsetof(hd_small, qfull), 0);
+    if (J.nt > 0) hd_mbar_wait(sm_u32 + (uint32_t)offsetof(hd_small, qfull), (uint32_t)(J.qk & 1));
     if (c == 0) HD_CT(2, clock64());
     int xt = J.nt; /* FP8: first tile of the exact program (mode[] of its stage says so), nt = none */
     if (c == 0) {
@@ -2075,7 +2130,7 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
 
     int exact = 0;
     if (J.nt > 0) {
-        hd_mbar_wait(sm_u32 + (uint32_t)offsetof(hd_small, qfull), 0);
+        hd_mbar_wait(sm_u32 + (uint32_t)offsetof(hd_small, qfull), (uint32_t)(J.qk & 1));
         if (c == 0) HD_CT(2, clock64());
         hd_mbar_wait(hd_fullc(full0, 0, 0), 0); /* mode[] comes with every chunk */
         exact = hd_mode(sm, 0);
@@ -2228,7 +2283,7 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
 /* (Re)initializes the CTA's mbarriers (thread 0; a balanced-schedule CTA does it again before
  * each segment, once every barrier of the last one is quiet: all its arrivals and copies done). */
 MLA_DEV void hd_init_bars(const hd_params &p, hd_small *sm, uint32_t sm_u32, int again) {
-    uint32_t bars[2 * HD_NCH + 2 * HD_PARTS + 2 + 1 + 1 + 2 + 2];
+    uint32_t bars[2 * HD_NCH + 2 * HD_PARTS + 2 + 1 + 2 + 2];
     int n = 0;
     for (int i = 0; i < 2; i++) {
         for (int c = 0; c < HD_NCH; c++) bars[n++] = hd_fullc(sm_u32 + (uint32_t)offsetof(hd_small, full), i, c);
@@ -2237,7 +2292,6 @@ MLA_DEV void hd_init_bars(const hd_params &p, hd_small *sm, uint32_t sm_u32, int
         bars[n++] = sm_u32 + (uint32_t)offsetof(hd_small, pready) + 8u * i;
         bars[n++] = sm_u32 + (uint32_t)offsetof(hd_small, mready) + 8u * i;
     }
-    bars[n++] = sm_u32 + (uint32_t)offsetof(hd_small, qfull);
     bars[n++] = sm_u32 + (uint32_t)offsetof(hd_small, pbar);
     if (again)
         for (int k = 0; k < n; k++) asm volatile("mbarrier.inval.shared::cta.b64 [%0];\n" ::"r"(bars[k]) : "memory");
@@ -2249,7 +2303,8 @@ MLA_DEV void hd_init_bars(const hd_params &p, hd_small *sm, uint32_t sm_u32, int
         hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, landed) + 8u * i, HD_KEYS / p.box);
         sm->mode[i] = 0;
     }
-    hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, qfull), 64);
+    if (!again) /* qfull runs on across segments (a Q loads ahead while the last segment ends) */
+        hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, qfull), 64);
     hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, pbar), 128);
     for (int i = 0; i < 2; i++) {
         hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, pready) + 8u * i, 128);
@@ -2258,10 +2313,88 @@ MLA_DEV void hd_init_bars(const hd_params &p, hd_small *sm, uint32_t sm_u32, int
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); /* visible to the TMA unit */
 }
 
+/* The CTA's segment after J (producer warp 0, all lanes; lane 0 writes sm->job_next and
+ * sm->more_next): under the balanced schedule's mode 1 the next of its list (hd_sched_next), in
+ * mode 2 the next lane job (hd_lane_job), in mode 0 with persistent CTAs (p.persist) the next
+ * row-block slot with rows (x + gridDim.x, ...); the uniform split has none. Runs while the
+ * consumers finish the segment's last tiles. */
+MLA_DEV int hd_next_job(const hd_params &p, hd_small *sm, const hd_job &J) {
+    hd_job J1;
+    int has = 0;
+    if (p.sched && sm->sc_mode == 1) {
+        if ((threadIdx.x & 31) == 0) has = hd_sched_next(p, sm, blockIdx.x + blockIdx.y * gridDim.x, &J1);
+        has = __shfl_sync(0xffffffffu, has, 0);
+    } else if (p.sched && sm->sc_mode == 2) {
+        if ((threadIdx.x & 31) == 0)
+            for (int64_t j = (int64_t)J.slot + gridDim.x; j < (int64_t)p.B * p.L && !has; j += gridDim.x) has = hd_lane_job(p, j, &J1);
+        has = __shfl_sync(0xffffffffu, has, 0);
+    } else if (p.sched && p.persist) {
+        const int64_t nslots = (int64_t)p.T * p.H / HD_ROWS + p.B;
+        for (int64_t x = (int64_t)J.slot + gridDim.x; x < nslots && !has; x += gridDim.x) has = hd_find_job(p, (int)x, 0, &J1);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        if (has) {
+            J1.k = J.k + 1;
+            J1.qk = J.qk + (J.nt > 0); /* the Q loads so far (a segment without tiles loads none) */
+            J1.qpre = 0;
+            J1.id = blockIdx.x + blockIdx.y * gridDim.x + J1.k * gridDim.x * gridDim.y;
+            sm->job_next = J1;
+            /* the block-table entries of its first two tiles into L1 (each tile's first page; the
+               producer reads them first thing in the next segment) */
+            for (int m = 0; m < 2 && m < J1.nt; m++) {
+                const int key = (J1.t_begin + m) * HD_KEYS;
+                if (key < J1.seq)
+                    asm volatile("prefetch.global.L1 [%0];\n" ::"l"(p.bt + (int64_t)J1.b * p.bt_stride + key / p.page_size));
+            }
+        }
+        sm->more_next = has;
+    }
+    return has;
+}
+
+/* Thread 0, once the consumers are past their last read of Q: the next segment's Q by TMA when it
+ * is a full row block (the same 9 boxes as hd_producer, 64 arrivals at once), so that it lands
+ * while the segment's epilogue runs. Q is dead once every part of the last two tiles is paid (each
+ * consumer pays its own tile's parts after that tile's S, and its last S is on one of them): the
+ * producer waits on those "empty" phases, no consumer code (an arrival in hd_finish made ptxas
+ * spill in the consumers' loops). 1 when issued. */
+MLA_DEV int hd_q_ahead(const hd_params &p, hd_small *sm, uint32_t sbase, uint32_t sm_u32, const hd_job &J, hd_job &J1) {
+    if (!p.persist || !p.q_tma || J1.nt == 0 || J1.row0 + HD_ROWS > J1.nrows) return 0;
+    const uint32_t qfull_bar = sm_u32 + (uint32_t)offsetof(hd_small, qfull);
+    const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
+    for (int m = max(0, J.nt - 2); m < J.nt; m++) hd_wait_free(empty0, m & 1, (uint32_t)((m >> 1) & 1));
+    const int i0 = J1.row0 / p.H, h0 = J1.row0 - i0 * p.H;
+    asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(qfull_bar), "r"(HD_TILE) : "memory");
+    for (int c = 0; c < HD_NCH; c++) hd_tma_3d(sbase + HD_SQ + c * HD_CHUNK, &p.q_map, 64 * c, h0, J1.q_start + i0, qfull_bar);
+    asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.shared::cta.b64 st, [%0], 64;\n}\n" ::"r"(qfull_bar) : "memory");
+    J1.qpre = 1;
+    return 1;
+}
+
+#ifdef HD_TRACE
+/* per-CTA timeline: a segment starts (entry, SM, globaltimer) */
+#define HD_SEG_MARK(J)                                                                            \
+    do {                                                                                          \
+        uint32_t smid_;                                                                           \
+        uint64_t gt_;                                                                             \
+        asm volatile("mov.u32 %0, %%smid;\n" : "=r"(smid_));                                      \
+        asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(gt_));                                 \
+        HD_CT(0, clock64());                                                                      \
+        HD_CT(1, smid_);                                                                          \
+        HD_CT(6, gt_);                                                                            \
+    } while (0)
+#else
+#define HD_SEG_MARK(J) do { } while (0)
+#endif
+
 /* p1 = 1: MLA_PRECISION_BF16_P (P as one bf16 term; the exact FP8 program keeps both terms).
- * One segment (row block x tile range) per pass; the uniform split has exactly one, a balanced-
- * schedule CTA its list (hd_sched_next). Thread 0 finds the next segment and re-arms the barriers
- * between passes; the job goes through shared memory (no schedule state live in the roles). */
+ * One segment (row block x tile range) per pass; the uniform split has exactly one; a balanced-
+ * schedule CTA runs its list (hd_sched_next), or in mode 0 with persistent CTAs the row-block slots
+ * x, x + gridDim.x, ... Between passes: producer warp 0 finds the next segment as soon as the
+ * tiles are issued (hd_next_job) and thread 0 loads its Q once the consumers are done with the
+ * current one (hd_q_ahead; qfull keeps its phases across segments); then the segment's
+ * __syncthreads (every other barrier quiet), the out stores, the other barriers re-armed. The job
+ * goes through shared memory (no schedule state live in the roles). */
 MLA_DEV void hd_decode_body(const hd_params &p, const int p1) {
     extern __shared__ __align__(1024) uint8_t hd_smem_raw[];
     /* the combine grid (launched as a programmatic dependent) may start its launch now; it waits
@@ -2275,30 +2408,35 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1) {
 
 #ifdef HD_TRACE
     {
-        uint32_t smid;
-        uint64_t gt;
-        asm volatile("mov.u32 %0, %%smid;\n" : "=r"(smid));
-        asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(gt));
-        HD_CT(0, clock64());
-        HD_CT(1, smid);
-        HD_CT(6, gt);
+        hd_job J;
+        J.id = blockIdx.x + blockIdx.y * gridDim.x;
+        HD_SEG_MARK(J);
     }
 #endif
     int has = 0;
     if (p.sched) has = hd_plan_cta(p, sm, gbase);
     else if (threadIdx.x < 32) { /* warp 0 */
         hd_job J0;
-        has = hd_find_job(p, &J0);
+        has = hd_find_job(p, blockIdx.x, blockIdx.y, &J0);
         if (has && threadIdx.x == 0) sm->job = J0;
     }
     if (threadIdx.x == 0) {
         sm->sc_more = has;
-        if (has) hd_init_bars(p, sm, sm_u32, 0);
+        if (has) {
+            sm->job.k = sm->job.qk = sm->job.qpre = 0;
+            sm->job.id = blockIdx.x + blockIdx.y * gridDim.x;
+            hd_init_bars(p, sm, sm_u32, 0);
+        }
     }
     __syncthreads();
     if (!sm->sc_more) return; /* uniform over the CTA */
-    HD_CT(7, ((unsigned long long)sm->job.b << 16) | (unsigned)sm->job.nt);
-    HD_CT(8, clock64());
+#ifdef HD_TRACE
+    {
+        const hd_job &J = sm->job;
+        HD_CT(7, ((unsigned long long)J.b << 16) | (unsigned)J.nt);
+        HD_CT(8, clock64());
+    }
+#endif
 
     /* each role keeps its own loop under its setmaxnreg (code reached from both gets the 168-register
        cap: spills); the loop's exit comes from a barrier reduction, uniform for ptxas (a branch on a
@@ -2308,21 +2446,43 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(HD_PRODUCER_REGS));
         for (;;) {
             const hd_job J = sm->job;
+            if (J.k > 0) {
+                HD_SEG_MARK(J);
+                HD_CT(7, ((unsigned long long)J.b << 16) | (unsigned)J.nt);
+                HD_CT(8, clock64());
+            }
             hd_producer(p, J, sm, gbase, sbase, sm_u32, tid, p1);
             const int os = hd_out_smem(p, J);
-            if (!p.sched && !os) break;
+            if (!p.sched) {
+                if (os) {
+                    __syncthreads(); /* out is staged */
+                    if (tid == 0) hd_store_out(p, J, sbase, 1);
+                }
+                break;
+            }
+            if (tid < 32) { /* the next segment while the consumers finish this one */
+                __syncwarp();
+                if (hd_next_job(p, sm, J) && tid == 0) {
+                    hd_job J1 = sm->job_next;
+                    if (hd_q_ahead(p, sm, sbase, sm_u32, J, J1)) sm->job_next.qpre = 1;
+                    HD_CT(20, clock64());
+                }
+            }
             __syncthreads(); /* the segment is over for everyone: its barriers are quiet, out is staged */
-            if (os && tid == 0) hd_store_out(p, J, sbase);
-            if (!p.sched) break;
+            HD_CT(17, clock64());
+            /* the out stores; with 64-row boxes thread 0 is tile 0's only issuer and waits for them to
+               be read right before it refills stage 0 (hd_producer_tma), else here */
+            if (os && tid == 0) hd_store_out(p, J, sbase, p.box != HD_KEYS || p.fp8 || !p.tma);
+            HD_CT(18, clock64());
             int more = 0;
             if (tid == 0) {
-                hd_job J1;
-                more = sm->sc_mode && hd_sched_next(p, sm, blockIdx.x + blockIdx.y * gridDim.x, &J1);
+                more = sm->more_next;
                 if (more) {
-                    sm->job = J1;
+                    sm->job = sm->job_next;
                     hd_init_bars(p, sm, sm_u32, 1);
                 }
             }
+            HD_CT(19, clock64());
             if (!__syncthreads_or(more)) break;
         }
     } else {
@@ -2497,7 +2657,7 @@ MLA_DEV void hd_combine_rows_sched(const hd_params &p) {
  * one warp per row of the part boundaries' cut blocks. */
 __global__ void __launch_bounds__(128) hd_combine_kernel_v3(const hd_params p) {
     asm volatile("griddepcontrol.wait;\n" ::: "memory");
-    if (p.sched && p.plan[2]) {
+    if (p.sched && p.plan[2] == 1) {
         hd_combine_rows_sched(p);
         return;
     }
@@ -2783,6 +2943,9 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
         p.epoch = (int64_t)__sync_add_and_fetch(&epoch, 1ull);
         hd_sched_shape(ctx, a, &p.L, &p.P);
         p.c0 = hd_sched_c0();
+        static int persist_env = -1; /* MLA_HD_PERSIST=0 (A/B): one CTA per row block in mode 0, no Q ahead */
+        if (persist_env < 0) persist_env = getenv("MLA_HD_PERSIST") ? atoi(getenv("MLA_HD_PERSIST")) : 1;
+        p.persist = persist_env != 0;
         p.min_units = hd_sched_min_units();
         const size_t n = 2 * (size_t)p.P * (size_t)p.L;
         uint8_t *w = (uint8_t *)(((uintptr_t)a->workspace + need_u + 255) & ~(uintptr_t)255);
@@ -2802,6 +2965,7 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
        index) are the lanes, and it has at least that many */
     int64_t gx = slots;
     if (sched && gx * nsplit < (int64_t)p.P * p.L) gx = ((int64_t)p.P * p.L + nsplit - 1) / nsplit;
+    if (sched && p.persist) gx = (int64_t)p.P * p.L; /* one CTA per SM at most (P = SMs / L); nsplit is 1 */
     static int timing_env = -1; /* MLA_HD_TIMING=1 (diagnosis): events around the two grids, times to stderr */
     const int timing = sched && hd_env_int("MLA_HD_TIMING", &timing_env) == 1;
     cudaEvent_t ev[3];
