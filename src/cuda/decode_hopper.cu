@@ -293,6 +293,7 @@ typedef struct hd_params {
     int32_t sched;
     int32_t persist;            /* 1: mode 0 runs persistent CTAs (grid P L, slots x, x + gridDim.x, ...) and
                                    every CTA of the schedule loads the next segment's Q ahead (hd_q_ahead) */
+    int32_t force_bal;          /* MLA_DECODE_BALANCE=1 (diagnosis): mode 1 even where every request costs the same */
     int32_t L, P;               /* lanes (row blocks of a request), parts (the plan may use fewer: plan[1]) */
     int32_t c0;                 /* a segment's fixed cost in tile units */
     int32_t min_units;          /* the plan gives each part at least this much cost */
@@ -814,7 +815,7 @@ MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
         /* mode 1 where the requests cost differently, each fits the lanes and the uniform layout is
            unsplit (small batches keep their uniform split: b=4 varlen 32K measured 259 TF uniform
            against 189 balanced, cause not found); P' parts of at least min_units each */
-        const int bal = !mm[2] && mm[0] != mm[1] && mm[3] > 0 && p.nsplit == 1;
+        const int bal = !mm[2] && (mm[0] != mm[1] || p.force_bal) && mm[3] > 0 && p.nsplit == 1;
         const int mode = bal ? 1 : (!mm[2] && p.nsplit == 1 && p.persist ? 2 : 0);
         const int64_t g = W / (p.min_units > 0 ? p.min_units : 1);
         const int P = (int)(g < 1 ? 1 : (g > p.P ? p.P : g));
@@ -1785,8 +1786,14 @@ MLA_DEV void hd_store_out(const hd_params &p, const hd_job &J, uint32_t sbase, i
     if (wait) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); /* stage 0 read: reusable (next segment) */
 }
 
-MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, hd_cstate &C, int c, int r0,
-                       int q4, const int rv[2], const int tt[2], const int hh[2], const int p1) {
+MLA_DEV void hd_finish(const hd_params &p, const hd_job &Jr, hd_small *sm, uint8_t *gbase, hd_cstate &C, int c, int r0,
+                       int q4, const int p1) {
+    /* this thread's rows recomputed here rather than kept live across the loops (a version that also
+       re-read the job from shared memory made ptxas spill inside the consumers' loops: 3 -> 20
+       LDL/STL between the first and last HGMMA) */
+    const hd_job &J = Jr;
+    int pos[2], tt[2], hh[2], rv[2];
+    hd_rows(p, J, r0, pos, tt, hh, rv);
     if (c == 0) HD_CT(4, clock64());
     if (c == 1) HD_CT(15, clock64());
     if (p.dbg) {
@@ -2068,7 +2075,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
     }
 
     if (xt < J.nt) hd_consumer_exact(p, J, sm, gbase, sbase, sm_u32, C, c, xt, pos, pos_min, r0, q4, 0);
-    hd_finish(p, J, sm, gbase, C, c, r0, q4, rv, tt, hh, 0);
+    hd_finish(p, J, sm, gbase, C, c, r0, q4, 0);
 }
 
 /* ---- MLA_PRECISION_BF16_P: the seesaw with the row max passed ahead of P -------------------
@@ -2274,43 +2281,45 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
         }
     }
     if (exact) hd_consumer_exact(p, J, sm, gbase, sbase, sm_u32, C, c, 0, pos, pos_min, r0, q4, 1);
-    hd_finish(p, J, sm, gbase, C, c, r0, q4, rv, tt, hh, 1);
+    hd_finish(p, J, sm, gbase, C, c, r0, q4, 1);
 }
 
 /* ------------------------------------------------------------------------------------------ */
 /* Kernel                                                                                      */
 
-/* (Re)initializes the CTA's mbarriers (thread 0; a balanced-schedule CTA does it again before
- * each segment, once every barrier of the last one is quiet: all its arrivals and copies done). */
+/* (Re)initializes the CTA's mbarriers: a whole warp, one barrier per lane (lane k: full[st][c] for
+ * k < 18, empty[st][q] for k < 24, then landed[2], pready[2], mready[2], pbar, qfull). A balanced-
+ * schedule or persistent CTA does it again before each segment, once every barrier of the last one
+ * is quiet (all its arrivals and copies done), except qfull, whose phases run on (J.qk). One thread
+ * doing all 31 took ~2.2K cycles of each transition (timeline slots 18 -> 19). */
 MLA_DEV void hd_init_bars(const hd_params &p, hd_small *sm, uint32_t sm_u32, int again) {
-    uint32_t bars[2 * HD_NCH + 2 * HD_PARTS + 2 + 1 + 2 + 2];
-    int n = 0;
-    for (int i = 0; i < 2; i++) {
-        for (int c = 0; c < HD_NCH; c++) bars[n++] = hd_fullc(sm_u32 + (uint32_t)offsetof(hd_small, full), i, c);
-        for (int q = 0; q < HD_PARTS; q++) bars[n++] = hd_emptyp(sm_u32 + (uint32_t)offsetof(hd_small, empty), i, q);
-        bars[n++] = sm_u32 + (uint32_t)offsetof(hd_small, landed) + 8u * i;
-        bars[n++] = sm_u32 + (uint32_t)offsetof(hd_small, pready) + 8u * i;
-        bars[n++] = sm_u32 + (uint32_t)offsetof(hd_small, mready) + 8u * i;
+    const int k = threadIdx.x & 31;
+    uint32_t bar, count = 128;
+    if (k < 2 * HD_NCH) {
+        bar = sm_u32 + (uint32_t)offsetof(hd_small, full) + 8u * k;
+        count = p.fp8 ? 4 : (p.tma ? HD_KEYS / p.box : 2); /* FP8 / cp.async: one per producer warp */
+    } else if (k < 2 * HD_NCH + 2 * HD_PARTS) {
+        bar = sm_u32 + (uint32_t)offsetof(hd_small, empty) + 8u * (k - 2 * HD_NCH);
+    } else if (k < 26) {
+        bar = sm_u32 + (uint32_t)offsetof(hd_small, landed) + 8u * (k - 24);
+        count = HD_KEYS / p.box;
+    } else if (k < 28) {
+        bar = sm_u32 + (uint32_t)offsetof(hd_small, pready) + 8u * (k - 26);
+    } else if (k < 30) {
+        bar = sm_u32 + (uint32_t)offsetof(hd_small, mready) + 8u * (k - 28);
+    } else if (k == 30) {
+        bar = sm_u32 + (uint32_t)offsetof(hd_small, pbar);
+    } else {
+        bar = sm_u32 + (uint32_t)offsetof(hd_small, qfull);
+        count = 64;
     }
-    bars[n++] = sm_u32 + (uint32_t)offsetof(hd_small, pbar);
-    if (again)
-        for (int k = 0; k < n; k++) asm volatile("mbarrier.inval.shared::cta.b64 [%0];\n" ::"r"(bars[k]) : "memory");
-    for (int i = 0; i < 2; i++) {
-        for (int c = 0; c < HD_NCH; c++)
-            hd_mbar_init(hd_fullc(sm_u32 + (uint32_t)offsetof(hd_small, full), i, c),
-                         p.fp8 ? 4 : (p.tma ? HD_KEYS / p.box : 2)); /* FP8 / cp.async: one per producer warp */
-        for (int q = 0; q < HD_PARTS; q++) hd_mbar_init(hd_emptyp(sm_u32 + (uint32_t)offsetof(hd_small, empty), i, q), 128);
-        hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, landed) + 8u * i, HD_KEYS / p.box);
-        sm->mode[i] = 0;
+    if (k < 31 || !again) {
+        if (again) asm volatile("mbarrier.inval.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+        hd_mbar_init(bar, count);
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); /* visible to the TMA unit */
     }
-    if (!again) /* qfull runs on across segments (a Q loads ahead while the last segment ends) */
-        hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, qfull), 64);
-    hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, pbar), 128);
-    for (int i = 0; i < 2; i++) {
-        hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, pready) + 8u * i, 128);
-        hd_mbar_init(sm_u32 + (uint32_t)offsetof(hd_small, mready) + 8u * i, 128);
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); /* visible to the TMA unit */
+    if (k < 2) sm->mode[k] = 0;
+    __syncwarp();
 }
 
 /* The CTA's segment after J (producer warp 0, all lanes; lane 0 writes sm->job_next and
@@ -2420,13 +2429,16 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1) {
         has = hd_find_job(p, blockIdx.x, blockIdx.y, &J0);
         if (has && threadIdx.x == 0) sm->job = J0;
     }
-    if (threadIdx.x == 0) {
-        sm->sc_more = has;
-        if (has) {
-            sm->job.k = sm->job.qk = sm->job.qpre = 0;
-            sm->job.id = blockIdx.x + blockIdx.y * gridDim.x;
-            hd_init_bars(p, sm, sm_u32, 0);
+    if (threadIdx.x < 32) { /* warp 0 (thread 0 has the answer) */
+        has = __shfl_sync(0xffffffffu, has, 0);
+        if (threadIdx.x == 0) {
+            sm->sc_more = has;
+            if (has) {
+                sm->job.k = sm->job.qk = sm->job.qpre = 0;
+                sm->job.id = blockIdx.x + blockIdx.y * gridDim.x;
+            }
         }
+        if (has) hd_init_bars(p, sm, sm_u32, 0);
     }
     __syncthreads();
     if (!sm->sc_more) return; /* uniform over the CTA */
@@ -2475,10 +2487,10 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1) {
             if (os && tid == 0) hd_store_out(p, J, sbase, p.box != HD_KEYS || p.fp8 || !p.tma);
             HD_CT(18, clock64());
             int more = 0;
-            if (tid == 0) {
+            if (tid < 32) {
                 more = sm->more_next;
                 if (more) {
-                    sm->job = sm->job_next;
+                    if (tid == 0) sm->job = sm->job_next;
                     hd_init_bars(p, sm, sm_u32, 1);
                 }
             }
@@ -2946,6 +2958,8 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
         static int persist_env = -1; /* MLA_HD_PERSIST=0 (A/B): one CTA per row block in mode 0, no Q ahead */
         if (persist_env < 0) persist_env = getenv("MLA_HD_PERSIST") ? atoi(getenv("MLA_HD_PERSIST")) : 1;
         p.persist = persist_env != 0;
+        static int bal_env = -1;
+        p.force_bal = hd_env_int("MLA_DECODE_BALANCE", &bal_env) == 1;
         p.min_units = hd_sched_min_units();
         const size_t n = 2 * (size_t)p.P * (size_t)p.L;
         uint8_t *w = (uint8_t *)(((uintptr_t)a->workspace + need_u + 255) & ~(uintptr_t)255);
