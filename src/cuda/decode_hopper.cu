@@ -1786,14 +1786,19 @@ MLA_DEV void hd_store_out(const hd_params &p, const hd_job &J, uint32_t sbase, i
     if (wait) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); /* stage 0 read: reusable (next segment) */
 }
 
-MLA_DEV void hd_finish(const hd_params &p, const hd_job &Jr, hd_small *sm, uint8_t *gbase, hd_cstate &C, int c, int r0,
-                       int q4, const int p1) {
-    /* this thread's rows recomputed here rather than kept live across the loops (a version that also
-       re-read the job from shared memory made ptxas spill inside the consumers' loops: 3 -> 20
-       LDL/STL between the first and last HGMMA) */
-    const hd_job &J = Jr;
-    int pos[2], tt[2], hh[2], rv[2];
-    hd_rows(p, J, r0, pos, tt, hh, rv);
+MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, hd_cstate &C, int c, int r0,
+                       int q4, const int rv_in[2], const int tt_in[2], const int hh_in[2], const int p1) {
+    /* p1: this thread's rows recomputed here rather than kept live across the loops (the staging
+       below took ~3.7K cycles with them, ~2.4K without: their copies were spilled); the default
+       precision's kernel keeps them (recomputing there made ptxas serialize its wgmmas, C7512) */
+    int pos_[2], tt[2], hh[2], rv[2];
+    if (p1) hd_rows(p, J, r0, pos_, tt, hh, rv);
+    else
+        for (int e = 0; e < 2; e++) {
+            tt[e] = tt_in[e];
+            hh[e] = hh_in[e];
+            rv[e] = rv_in[e];
+        }
     if (c == 0) HD_CT(4, clock64());
     if (c == 1) HD_CT(15, clock64());
     if (p.dbg) {
@@ -2075,7 +2080,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
     }
 
     if (xt < J.nt) hd_consumer_exact(p, J, sm, gbase, sbase, sm_u32, C, c, xt, pos, pos_min, r0, q4, 0);
-    hd_finish(p, J, sm, gbase, C, c, r0, q4, 0);
+    hd_finish(p, J, sm, gbase, C, c, r0, q4, rv, tt, hh, 0);
 }
 
 /* ---- MLA_PRECISION_BF16_P: the seesaw with the row max passed ahead of P -------------------
@@ -2281,7 +2286,7 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
         }
     }
     if (exact) hd_consumer_exact(p, J, sm, gbase, sbase, sm_u32, C, c, 0, pos, pos_min, r0, q4, 1);
-    hd_finish(p, J, sm, gbase, C, c, r0, q4, 1);
+    hd_finish(p, J, sm, gbase, C, c, r0, q4, rv, tt, hh, 1);
 }
 
 /* ------------------------------------------------------------------------------------------ */
