@@ -199,6 +199,7 @@ typedef struct hd_job {
     int qk;   /* Q loads of the CTA before this segment: the phase of qfull */
     int qpre; /* 1: this segment's Q was loaded during the last one (hd_q_ahead) */
     int id;   /* per-CTA trace index (HD_CT): blockIdx.x + k * gridDim.x */
+    int pg[2]; /* pages of tiles 0 and 1 looked up ahead (hd_next_job; TMA with 64-row boxes), else -2 */
 } hd_job;
 
 typedef struct hd_small {
@@ -904,7 +905,7 @@ MLA_DEV hd_tma_tile hd_tma_prep(const hd_params &p, const hd_job &J, hd_small *s
     const int nv = max(0, min(HD_KEYS, J.seq - key0));
     const int kk = key0 + w * box; /* this issuer's sub-block: rows w*box .. of the tile */
     int32_t page = -1;
-    if (kk < J.seq) page = p.bt[(int64_t)J.b * p.bt_stride + kk / p.page_size];
+    if (kk < J.seq) page = (m < 2 && J.pg[m] != -2) ? J.pg[m] : p.bt[(int64_t)J.b * p.bt_stride + kk / p.page_size];
     const int ok = page >= 0 && page < p.num_pages;
     /* the sub-block's bits of kv_valid (all 64, or 32 / 16 of them: a piece of its own), nvalid by
        issuer 0; slot m & 3 (its last readers, of tile m-4, are done: tile m-2 was issued) */
@@ -2352,14 +2353,22 @@ MLA_DEV int hd_next_job(const hd_params &p, hd_small *sm, const hd_job &J) {
             J1.qk = J.qk + (J.nt > 0); /* the Q loads so far (a segment without tiles loads none) */
             J1.qpre = 0;
             J1.id = blockIdx.x + blockIdx.y * gridDim.x + J1.k * gridDim.x * gridDim.y;
-            sm->job_next = J1;
-            /* the block-table entries of its first two tiles into L1 (each tile's first page; the
-               producer reads them first thing in the next segment) */
-            for (int m = 0; m < 2 && m < J1.nt; m++) {
+            /* TMA with 64-row boxes: the pages of its first two tiles now (hd_tma_prep takes them from the
+               job: a block-table load cost ~1K cycles of the next segment's start), and those tiles into L2 */
+            for (int m = 0; m < 2; m++) {
+                J1.pg[m] = -2;
                 const int key = (J1.t_begin + m) * HD_KEYS;
-                if (key < J1.seq)
-                    asm volatile("prefetch.global.L1 [%0];\n" ::"l"(p.bt + (int64_t)J1.b * p.bt_stride + key / p.page_size));
+                if (!p.tma || p.fp8 || p.box != HD_KEYS || m >= J1.nt) continue;
+                int32_t page = -1;
+                if (key < J1.seq) page = p.bt[(int64_t)J1.b * p.bt_stride + key / p.page_size];
+                J1.pg[m] = page;
+                if (page >= 0 && page < p.num_pages)
+                    for (int c = 0; c < HD_NCH; c++)
+                        asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];\n" ::"l"((uint64_t)&p.kv_map),
+                                     "r"(64 * c), "r"(key % p.page_size), "r"(page)
+                                     : "memory");
             }
+            sm->job_next = J1;
         }
         sm->more_next = has;
     }
@@ -2440,6 +2449,7 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1) {
             sm->sc_more = has;
             if (has) {
                 sm->job.k = sm->job.qk = sm->job.qpre = 0;
+                sm->job.pg[0] = sm->job.pg[1] = -2;
                 sm->job.id = blockIdx.x + blockIdx.y * gridDim.x;
             }
         }
