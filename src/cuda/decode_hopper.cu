@@ -778,24 +778,26 @@ MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
         mm[2] = 0;
         mm[3] = 0;
     }
+    /* the requests' costs at once, alongside the loads above (the plan may be CTA 0's: then unused),
+       by the consumer threads first (b = (tid + 256) % 384 + ...: warps 0-2 are busy above) */
+    unsigned long long mn = ~0ull, mx = 0;
+    int over = 0, nreq = 0;
+    for (int b = (tid + 256) % HD_THREADS; b < p.B; b += HD_THREADS) {
+        int nblk;
+        const int64_t c = hd_req_cost(p, b, &nblk);
+        cum[b] = c;
+        if (nblk > p.L) over = 1;
+        if (c > 0) {
+            nreq++;
+            mn = min(mn, (unsigned long long)c);
+            mx = max(mx, (unsigned long long)c);
+        }
+    }
     __syncthreads();
     if (!sm->sc_have) {
-        /* costs; each thread then sums a contiguous chunk */
+        /* each thread then sums a contiguous chunk */
         const int chunk = (p.B + HD_THREADS - 1) / HD_THREADS;
         const int lo = min(p.B, tid * chunk), hi = min(p.B, lo + chunk);
-        unsigned long long mn = ~0ull, mx = 0;
-        int over = 0, nreq = 0;
-        for (int b = tid; b < p.B; b += HD_THREADS) {
-            int nblk;
-            const int64_t c = hd_req_cost(p, b, &nblk);
-            cum[b] = c;
-            if (nblk > p.L) over = 1;
-            if (c > 0) {
-                nreq++;
-                mn = min(mn, (unsigned long long)c);
-                mx = max(mx, (unsigned long long)c);
-            }
-        }
         if (mn != ~0ull) atomicMin(&mm[0], mn);
         if (mx) atomicMax(&mm[1], mx);
         if (over) mm[2] = 1;
