@@ -79,6 +79,17 @@
          TMA from producer thread 0 after the segment's __syncthreads (BF16 caches). H100, same build,
          switch off -> on: bf16p 4K 534 -> 542 (Q) and 534 -> 547 (out), 8K 584 -> 590, 601 -> 609;
          spec 4K 419 -> 428 (out). Full table, steps: bench/results.md, session 6.
+     v15 persistent CTAs (MLA_HD_PERSIST, default on) under the balanced schedule: where the plan keeps
+         the uniform layout and every request has at most L row blocks ("mode 2", hd_lane_job) the grid
+         is P L CTAs and CTA x runs jobs j = x, x + gridDim.x, ... (row block j % L of request j / L);
+         between segments producer warp 0 finds the next job while the last tiles run (hd_next_job,
+         with the pages of its first two tiles and an L2 prefetch of them), thread 0 loads its Q by TMA
+         as soon as every part of the last two tiles is paid (hd_q_ahead; qfull keeps its phases),
+         the barriers are re-armed by a warp, tile 0's issuer waits for the out stores. Per segment
+         (8K bf16p timeline) ~24K -> ~13K cycles outside the tiles. H100, same build, off -> on:
+         bf16p s_q=2 4K / 16K / 32K 543 -> 554 / 580 -> 600 / 550 -> 576 TF, 8K 592 -> 590; spec
+         4K / 8K 426 -> 443 / 459 -> 467, 16K / 32K equal within the run-to-run noise; s_q=1 and
+         varlen (mode 1: Q ahead only) within 1%. Steps: bench/results.md, session 7.
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
@@ -90,7 +101,9 @@
    binary search over q_offsets (no plan kernel) and slots past a request's blocks exit at once;
    grid.x = floor(T*H/64) + B. grid.y = split: the block's visible keys [0, key_end) (key_end =
    seq_len, or under causal the last row's pos + 1) are cut into 64-key tiles and split y takes
-   tiles [y*tps, (y+1)*tps), tps = ceil(tiles / nsplit).
+   tiles [y*tps, (y+1)*tps), tps = ceil(tiles / nsplit). Large batches plan first (v13, the balanced
+   schedule); where the plan keeps the uniform layout, persistent CTAs (v15, mode 2) run the row
+   blocks as lane jobs j = x, x + gridDim.x, ... instead of one CTA per slot.
 
    Warpgroup 0 = producer (setmaxnreg 56). Thread 64 loads a full block's Q by TMA (q_map: 64
    consecutive rows when H % 64 == 0 or 64 % H == 0); otherwise warps 2-3 load Q by cp.async (zero
