@@ -47,9 +47,8 @@ def main(path):
             if s[16]:
                 a["stage"].append(s[16] - (s[14] or s[4]))
                 a["fence"].append(s[5] - s[16])
-            if s[17]:  # a persistent CTA's transition (thread 0): quiet point, stores, re-arm
-                a["quiet"].append(s[17] - s[5])
-                a["store"].append(s[18] - s[17])
+            if s[18]:  # a persistent CTA's transition (thread 0): the segment's barrier and the stores, re-arm
+                a["quiet"].append(s[18] - s[5])
                 a["init"].append(s[19] - s[18])
             if s[20]:
                 a["qahead"].append(s[20] - s[4])
@@ -67,11 +66,11 @@ def main(path):
         print(f"  {('>=' if w == 2 else '') + str(w):6s} {len(a['body']):5d} {m('job'):6.0f} {m('qstart'):7.0f} {m('qland'):7.0f} {m('t0'):6.0f} {m('t0p'):6.0f} {m('q'):9.0f} {m('pro'):9.0f} {m('body'):9.0f} "
               f"{cpt:9.0f} {m('epi'):9.0f} {m('c1'):7.0f} {m('xch'):6.0f} {m('gap'):7.0f}")
     if any(acc[w]["stage"] or acc[w]["quiet"] for w in acc):
-        print(f"  {'wave':6s} {'stage':>6s} {'fence':>6s} {'quiet':>6s} {'store':>6s} {'init':>6s} {'->next':>7s} {'Q ahead':>8s}   (epilogue and transition, cycles)")
+        print(f"  {'wave':6s} {'stage':>6s} {'fence':>6s} {'sync+st':>7s} {'init':>6s} {'->next':>7s} {'Q ahead':>8s}   (epilogue and transition, cycles)")
         for w in sorted(acc):
             a = acc[w]
             m = lambda k: sum(a[k]) / len(a[k]) if a[k] else 0.0
-            print(f"  {('>=' if w == 2 else '') + str(w):6s} {m('stage'):6.0f} {m('fence'):6.0f} {m('quiet'):6.0f} {m('store'):6.0f} {m('init'):6.0f} {m('tonext'):7.0f} {m('qahead'):8.0f}")
+            print(f"  {('>=' if w == 2 else '') + str(w):6s} {m('stage'):6.0f} {m('fence'):6.0f} {m('quiet'):7.0f} {m('init'):6.0f} {m('tonext'):7.0f} {m('qahead'):8.0f}")
 
 
 if __name__ == "__main__":

@@ -349,8 +349,8 @@ __device__ unsigned long long hd_trace_buf[3][HD_TRACE_TILES][HD_TRACE_EV];
    __syncthreads), 9 the Q copy starts (row addresses known), 10 Q landed (producer thread 64),
    11 the TMA issuer starts tile 0, 13 its page known (hd_tma_prep), 12 globaltimer at hd_finish's end,
    14 consumer 0 past the row-sum exchange, 15 consumer 1 enters hd_finish, 16 consumer 0 has staged
-   out (before its proxy fence), 17 thread 0 past the segment's __syncthreads, 18 thread 0 has
-   issued the out stores, 19 thread 0 has re-armed the barriers, 20 thread 0 issued the next Q
+   out (before its proxy fence), 17 unused (a clock read after the segment's __syncthreads was
+   scheduled above it), 18 thread 0 has issued the out stores, 19 thread 0 has re-armed the barriers, 20 thread 0 issued the next Q
    (hd_q_ahead); a persistent CTA's segments are separate entries (index J.id), each with its own
    entry (slot 0: the segment's start) */
 #define HD_CTAS 4096
@@ -668,6 +668,20 @@ MLA_DEV int hd_lane_job(const hd_params &p, int64_t j, hd_job *J) {
     return 1;
 }
 
+/* A persistent CTA's walk: the first job with rows at slot (mode 0) or lane job (mode 2) s, s +
+ * gridDim.x, ...; 0 when none is left. hd_first_slot: a whole warp; hd_first_lane: one thread. */
+MLA_DEV int hd_first_slot(const hd_params &p, int64_t s, hd_job *J) {
+    const int64_t nslots = (int64_t)p.T * p.H / HD_ROWS + p.B;
+    for (; s < nslots; s += gridDim.x)
+        if (hd_find_job(p, (int)s, 0, J)) return 1;
+    return 0;
+}
+MLA_DEV int hd_first_lane(const hd_params &p, int64_t j, hd_job *J) {
+    for (; j < (int64_t)p.B * p.L; j += gridDim.x)
+        if (hd_lane_job(p, j, J)) return 1;
+    return 0;
+}
+
 /* Balanced schedule (p.sched == 1; FlashMLA's idea, our code). The requests lie on one line,
  * cost(b) = c0 + the tiles of its last row block (c0: a segment's fixed cost in tile units: Q
  * load, pipeline fill, output), cum[b] the prefix sums, W = cum[B]. Part q of the plan's P' takes
@@ -762,10 +776,7 @@ MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
     if (tid >= 32 && tid < 64) { /* warp 1: the uniform layout's job (mode 0), while thread 0 reads the epoch;
                                     a persistent CTA takes its first slot with rows (x, x + gridDim.x, ...) */
         hd_job Ju;
-        const int64_t nslots = (int64_t)p.T * p.H / HD_ROWS + p.B;
-        int hu = hd_find_job(p, blockIdx.x, blockIdx.y, &Ju);
-        if (p.persist)
-            for (int64_t s = (int64_t)blockIdx.x + gridDim.x; !hu && s < nslots; s += gridDim.x) hu = hd_find_job(p, (int)s, 0, &Ju);
+        const int hu = p.persist ? hd_first_slot(p, blockIdx.x, &Ju) : hd_find_job(p, blockIdx.x, blockIdx.y, &Ju);
         if (tid == 32) {
             sm->sc_uni = hu;
             if (hu) sm->job = Ju;
@@ -773,9 +784,7 @@ MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
     }
     if (tid == 64 && p.persist) { /* thread 64: mode 2's (the first lane job with rows: x, x + gridDim.x, ...) */
         hd_job Jl;
-        int hl = 0;
-        for (int64_t j = x; !hl && j < (int64_t)p.B * p.L; j += gridDim.x) hl = hd_lane_job(p, j, &Jl);
-        sm->sc_lane = hl;
+        sm->sc_lane = hd_first_lane(p, x, &Jl);
         if (sm->sc_lane) *job_lane = Jl;
     }
     if (tid == 0) {
@@ -875,6 +884,14 @@ MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
 
 /* ------------------------------------------------------------------------------------------ */
 /* Producer (warpgroup 0): Q by cp.async; key tiles by TMA or by cp.async warp pairs           */
+
+/* Q by TMA: a full row block is 64 consecutive (token, head) rows (q_map), one box per 64-column
+ * chunk onto bar (the caller has set its expected bytes) */
+MLA_DEV int hd_q_by_tma(const hd_params &p, const hd_job &J) { return p.q_tma && J.row0 + HD_ROWS <= J.nrows; }
+MLA_DEV void hd_q_boxes(const hd_params &p, const hd_job &J, uint32_t sbase, uint32_t bar) {
+    const int i0 = J.row0 / p.H, h0 = J.row0 - i0 * p.H;
+    for (int c = 0; c < HD_NCH; c++) hd_tma_3d(sbase + HD_SQ + c * HD_CHUNK, &p.q_map, 64 * c, h0, J.q_start + i0, bar);
+}
 
 /* 64 rows x 1152 B -> 9 swizzled chunks at dst. Thread pt issues pieces pt, pt+64, ... so a warp
  * reads 512 contiguous bytes per instruction; rows[r] NULL = 16 zero bytes, nothing read. */
@@ -1289,16 +1306,12 @@ MLA_DEV void hd_producer(const hd_params &p, const hd_job &J, hd_small *sm, uint
             src = p.ra ? p.q8 + (int64_t)(J.q_start + i) * p.q_st + (int64_t)h * p.q_sh
                        : (const uint8_t *)(p.q + (int64_t)(J.q_start + i) * p.q_st + (int64_t)h * p.q_sh);
         }
-        if (p.q_tma && J.row0 + HD_ROWS <= J.nrows) {
-            /* a full block is 64 consecutive (token, head) rows: one box per 64-column chunk (a row
-               block's cp.async copy took ~10K cycles to land, 73 KB at ~7 B/clock; TMA ~3K) */
+        if (hd_q_by_tma(p, J)) { /* (a row block's cp.async copy took ~10K cycles to land, 73 KB at ~7 B/clock; TMA ~3K) */
             if (pt == 0) {
                 HD_CT1(9, clock64());
-                const int i0 = J.row0 / p.H, h0 = J.row0 - i0 * p.H;
                 asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(qfull_bar), "r"(HD_TILE)
                              : "memory");
-                for (int c = 0; c < HD_NCH; c++)
-                    hd_tma_3d(sbase + HD_SQ + c * HD_CHUNK, &p.q_map, 64 * c, h0, J.q_start + i0, qfull_bar);
+                hd_q_boxes(p, J, sbase, qfull_bar);
             } else {
                 hd_mbar_arrive(qfull_bar);
             }
@@ -2356,12 +2369,10 @@ MLA_DEV int hd_next_job(const hd_params &p, hd_small *sm, const hd_job &J) {
         if ((threadIdx.x & 31) == 0) has = hd_sched_next(p, sm, blockIdx.x + blockIdx.y * gridDim.x, &J1);
         has = __shfl_sync(0xffffffffu, has, 0);
     } else if (p.sched && sm->sc_mode == 2) {
-        if ((threadIdx.x & 31) == 0)
-            for (int64_t j = (int64_t)J.slot + gridDim.x; j < (int64_t)p.B * p.L && !has; j += gridDim.x) has = hd_lane_job(p, j, &J1);
+        if ((threadIdx.x & 31) == 0) has = hd_first_lane(p, (int64_t)J.slot + gridDim.x, &J1);
         has = __shfl_sync(0xffffffffu, has, 0);
     } else if (p.sched && p.persist) {
-        const int64_t nslots = (int64_t)p.T * p.H / HD_ROWS + p.B;
-        for (int64_t x = (int64_t)J.slot + gridDim.x; x < nslots && !has; x += gridDim.x) has = hd_find_job(p, (int)x, 0, &J1);
+        has = hd_first_slot(p, (int64_t)J.slot + gridDim.x, &J1);
     }
     if ((threadIdx.x & 31) == 0) {
         if (has) {
@@ -2397,16 +2408,14 @@ MLA_DEV int hd_next_job(const hd_params &p, hd_small *sm, const hd_job &J) {
  * consumer pays its own tile's parts after that tile's S, and its last S is on one of them): the
  * producer waits on those "empty" phases, no consumer code (an arrival in hd_finish made ptxas
  * spill in the consumers' loops). 1 when issued. */
-MLA_DEV int hd_q_ahead(const hd_params &p, hd_small *sm, uint32_t sbase, uint32_t sm_u32, const hd_job &J, hd_job &J1) {
-    if (!p.persist || !p.q_tma || J1.nt == 0 || J1.row0 + HD_ROWS > J1.nrows) return 0;
+MLA_DEV int hd_q_ahead(const hd_params &p, uint32_t sbase, uint32_t sm_u32, const hd_job &J, const hd_job &J1) {
+    if (!p.persist || J1.nt == 0 || !hd_q_by_tma(p, J1)) return 0;
     const uint32_t qfull_bar = sm_u32 + (uint32_t)offsetof(hd_small, qfull);
     const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
     for (int m = max(0, J.nt - 2); m < J.nt; m++) hd_wait_free(empty0, m & 1, (uint32_t)((m >> 1) & 1));
-    const int i0 = J1.row0 / p.H, h0 = J1.row0 - i0 * p.H;
     asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(qfull_bar), "r"(HD_TILE) : "memory");
-    for (int c = 0; c < HD_NCH; c++) hd_tma_3d(sbase + HD_SQ + c * HD_CHUNK, &p.q_map, 64 * c, h0, J1.q_start + i0, qfull_bar);
+    hd_q_boxes(p, J1, sbase, qfull_bar);
     asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.shared::cta.b64 st, [%0], 64;\n}\n" ::"r"(qfull_bar) : "memory");
-    J1.qpre = 1;
     return 1;
 }
 
@@ -2506,13 +2515,11 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1) {
             if (tid < 32) { /* the next segment while the consumers finish this one */
                 __syncwarp();
                 if (hd_next_job(p, sm, J) && tid == 0) {
-                    hd_job J1 = sm->job_next;
-                    if (hd_q_ahead(p, sm, sbase, sm_u32, J, J1)) sm->job_next.qpre = 1;
+                    if (hd_q_ahead(p, sbase, sm_u32, J, sm->job_next)) sm->job_next.qpre = 1;
                     HD_CT(20, clock64());
                 }
             }
             __syncthreads(); /* the segment is over for everyone: its barriers are quiet, out is staged */
-            HD_CT(17, clock64());
             /* the out stores; with 64-row boxes thread 0 is tile 0's only issuer and waits for them to
                be read right before it refills stage 0 (hd_producer_tma), else here */
             if (os && tid == 0) hd_store_out(p, J, sbase, p.box != HD_KEYS || p.fp8 || !p.tma);
