@@ -274,7 +274,6 @@ typedef struct hd_params {
     int32_t box;                /* tma: rows per box (64, 32 or 16: the largest dividing page_size); a tile is
                                    64 / box sub-blocks, each inside one page */
     int32_t fp8;                /* 1: MLA_KV_FP8 cache (656-byte rows), 0: MLA_KV_BF16 */
-    int32_t l2_ahead;           /* tma, BF16: tile m + l2_ahead is prefetched into L2 when tile m is issued (0: off) */
     int32_t B, T, H, causal;
     int32_t nsplit;             /* >= 1 */
     int32_t page_size, num_pages;
@@ -973,22 +972,6 @@ MLA_DEV void hd_tma_issue(const hd_params &p, const hd_tma_tile &T, uint32_t ful
         }
     }
 }
-/* Tile m + p.l2_ahead into L2 (issuer w's sub-block: box rows of one page, contiguous in global
- * memory, one bulk prefetch), so that its TMA copy, issued once its stage frees, reads L2 rather
- * than HBM: with two stages the copy of tile m + 2 waits for the consumers to free tile m's stage
- * and then sits on their critical path, ~2K cycles from L2, ~1K more from HBM (small batches,
- * where most tiles are read first by this CTA: b=4 h=128 32K ran 4300 cycles a tile against 3300
- * at b=128, where the lanes of a request share each tile in L2). */
-MLA_DEV void hd_l2_ahead(const hd_params &p, const hd_job &J, int m, int w) {
-    const int mm = m + p.l2_ahead;
-    if (p.l2_ahead <= 0 || mm >= J.nt) return;
-    const int kk = (J.t_begin + mm) * HD_KEYS + w * p.box;
-    if (kk >= J.seq) return;
-    const int32_t page = p.bt[(int64_t)J.b * p.bt_stride + kk / p.page_size];
-    if (page < 0 || page >= p.num_pages) return;
-    const uint8_t *src = p.kv + (int64_t)page * p.page_stride + (int64_t)(kk % p.page_size) * HD_ROW_BYTES;
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(src), "r"((uint32_t)(p.box * HD_ROW_BYTES)) : "memory");
-}
 /* part q of tile m once its last reader of tile m-2 is done */
 MLA_DEV void hd_tma_part(const hd_params &p, const hd_tma_tile &T, uint32_t full0, uint32_t empty0, int m, int q) {
     if (m >= 2) hd_mbar_wait(hd_emptyp(empty0, T.st, q), (uint32_t)(((m >> 1) - 1) & 1));
@@ -1012,8 +995,6 @@ MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, 
         if (two) B = hd_tma_prep(p, J, sm, sbase, m1, w);
         if (p1) { /* in the order hd_consumer_p1 frees the parts */
             hd_tma_part(p, A, full0, empty0, m0, 2);          /* consumer 0's S_m0 done */
-            hd_l2_ahead(p, J, m0, w);
-            hd_l2_ahead(p, J, m1, w);
             hd_tma_part(p, A, full0, empty0, m0, 0);          /* consumer 0's P.V of m0 (registers) */
             hd_tma_part(p, A, full0, empty0, m0, 1);          /* consumer 1's P.V of m0 (smem) */
             if (two) hd_tma_part(p, B, full0, empty0, m1, 1); /* consumer 1's P.V of m1 (registers) */
@@ -1022,8 +1003,6 @@ MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, 
         } else { /* whole tiles (refilling the parts as they free measured 1-3% slower here) */
             if (m0 >= 2) hd_wait_free(empty0, 0, (uint32_t)(((m0 >> 1) - 1) & 1));
             for (int q = 0; q < HD_PARTS; q++) hd_tma_issue(p, A, full0, q);
-            hd_l2_ahead(p, J, m0, w);
-            hd_l2_ahead(p, J, m1, w);
             if (two) {
                 if (m1 >= 2) hd_wait_free(empty0, 1, (uint32_t)(((m1 >> 1) - 1) & 1));
                 for (int q = 0; q < HD_PARTS; q++) hd_tma_issue(p, B, full0, q);
@@ -2986,9 +2965,6 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     if ((fb == 16 || fb == 32) && fb < p.box) p.box = fb;
     p.tma = hd_make_kv_map(a, p.box, &p.kv_map, &p.kv_map2, &p.kv_map3);
     if (!p.tma) p.box = HD_KEYS;
-    static int l2a_env = -1; /* MLA_HD_L2AHEAD=n (A/B, tuning): tiles ahead prefetched into L2; 0 off */
-    if (l2a_env < 0) l2a_env = getenv("MLA_HD_L2AHEAD") ? atoi(getenv("MLA_HD_L2AHEAD")) : 2;
-    p.l2_ahead = p.tma && !p.fp8 ? l2a_env : 0;
     static int qtma_env = -1; /* MLA_HD_Q_TMA=0 (A/B): Q by cp.async always */
     if (qtma_env < 0) qtma_env = getenv("MLA_HD_Q_TMA") ? atoi(getenv("MLA_HD_Q_TMA")) : 1;
     p.q_tma = qtma_env != 0 && !p.ra && hd_make_rows_map(a->q, HD_DK, p.q_sh, p.q_st, p.H, a->num_tokens, &p.q_map);
