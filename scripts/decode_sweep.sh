@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 5 sweeps on the GPU machine (after scripts/gpu.sh has built build-gpu): decode page sizes,
 # small batches against the split count, prints one line per configuration.
-#   bash scripts/decode_sweep.sh [quick|seqline|envab VAR|sched|pages|diag|bf16p|small|all]   (quick: one line per issue-5 shape)
+#   bash scripts/decode_sweep.sh [quick|seqline|envab VAR|vals VAR "v1 v2 .."|sched|pages|diag|bf16p|small|all]   (quick: one line per issue-5 shape)
 set -uo pipefail
 B=${B:-build-gpu}
 what=${1:-all}
@@ -49,6 +49,24 @@ if [ "$what" = envab ]; then # A/B of a runtime switch: VAR=1 against VAR=0 on t
       for v in 1 0; do
         bench "$pr varlen 8192 $var=$v" $var=$v -- --precision $pr --batch 128 --heads 128 --sq 2 --seqlen 8192 --varlen
       done
+    done
+  done
+fi
+if [ "$what" = vals ]; then # A/B/C of a runtime knob over several values, two interleaved rounds, on the
+  # compute-bound, small-batch and memory-bound shapes (decode_sweep.sh vals MLA_HD_L2AHEAD "0 2 4")
+  var=${2:?vals needs a variable name}; vals=${3:?vals needs a list of values}
+  for round in 1 2; do
+    for v in $vals; do
+      for s in 4096 8192 32768; do
+        bench "bf16p s_q=2 $s $var=$v" $var=$v -- --precision bf16p --batch 128 --heads 128 --sq 2 --seqlen $s
+      done
+      bench "bf16p s_q=1 8192 $var=$v" $var=$v -- --precision bf16p --batch 128 --heads 128 --sq 1 --seqlen 8192
+      for b in 1 4 8; do
+        bench "bf16p b=$b 32K $var=$v" $var=$v -- --precision bf16p --batch $b --heads 128 --sq 1 --seqlen 32768
+      done
+      bench "spec s_q=2 8192 $var=$v" $var=$v -- --precision spec --batch 128 --heads 128 --sq 2 --seqlen 8192
+      bench "spec b=4 32K $var=$v" $var=$v -- --precision spec --batch 4 --heads 128 --sq 1 --seqlen 32768
+      bench "h16 16K $var=$v" $var=$v -- --batch 128 --heads 16 --sq 1 --seqlen 16384
     done
   done
 fi
