@@ -240,7 +240,6 @@ typedef struct hd_small {
     hd_job job;                 /* the segment now running (warp 0, warp 1 or thread 0 finds it) */
     hd_job job_next;            /* the next one (producer warp 0 finds it during this one: hd_next_job) */
     int32_t more_next;          /* 1: job_next holds a segment */
-    int32_t pf_mark;            /* m + 1: tile m of the segment is issued (hd_l2_ahead paces on it; 0 at each segment's start) */
     int64_t sc_w, sc_next, sc_cum; /* balanced schedule: W, the next request to look at, its cum */
     int32_t sc_p, sc_first, sc_mode, sc_have, sc_more, sc_uni, sc_lane; /* parts used, the part's first request,
                                    mode (1 balanced, 0 the uniform layout, 2 lanes: see hd_lane_job), plan read
@@ -275,8 +274,6 @@ typedef struct hd_params {
     int32_t box;                /* tma: rows per box (64, 32 or 16: the largest dividing page_size); a tile is
                                    64 / box sub-blocks, each inside one page */
     int32_t fp8;                /* 1: MLA_KV_FP8 cache (656-byte rows), 0: MLA_KV_BF16 */
-    int32_t l2_ahead;           /* BF16, TMA with 64-row boxes: producer warps 1-3 prefetch tile m + l2_ahead into L2
-                                   once tile m is issued (hd_l2_ahead); 0: off */
     int32_t B, T, H, causal;
     int32_t nsplit;             /* >= 1 */
     int32_t page_size, num_pages;
@@ -975,24 +972,6 @@ MLA_DEV void hd_tma_issue(const hd_params &p, const hd_tma_tile &T, uint32_t ful
         }
     }
 }
-/* Producer warps 1-3 (idle with 64-row boxes, one issuer) prefetch tile m + p.l2_ahead into L2 by
- * plain prefetch instructions (the tile's nv rows: 9 lines of 128 B each) once tile m is issued, so
- * that its TMA copy, issued when its stage frees, reads L2 instead of HBM. (A bulk prefetch of the
- * whole tile by the issuer, cp.async.bulk.prefetch.L2, measured slower everywhere: h16 2847 ->
- * 2360 GB/s, b=128 s_q=2 8K 568 -> 549 TF, b=4 32K 1480 -> 1369 GB/s.) */
-MLA_DEV void hd_pf_mark(hd_small *sm, int m) { *(volatile int32_t *)&sm->pf_mark = m + 1; }
-MLA_DEV void hd_l2_ahead(const hd_params &p, const hd_job &J, hd_small *sm, int tid) {
-    const int lane = tid - 32; /* 0 .. 95 */
-    for (int m = 0; m + p.l2_ahead < J.nt; m++) {
-        while (*(volatile int32_t *)&sm->pf_mark < m + 1) __nanosleep(128);
-        const int key0 = (J.t_begin + m + p.l2_ahead) * HD_KEYS, nv = min(HD_KEYS, J.seq - key0);
-        if (nv <= 0) break;
-        const int32_t page = p.bt[(int64_t)J.b * p.bt_stride + key0 / p.page_size];
-        if (page < 0 || page >= p.num_pages) continue;
-        const uint8_t *src = p.kv + (int64_t)page * p.page_stride + (int64_t)(key0 % p.page_size) * HD_ROW_BYTES;
-        for (int l = lane; l < nv * (HD_ROW_BYTES / 128); l += 96) asm volatile("prefetch.global.L2 [%0];\n" ::"l"(src + l * 128));
-    }
-}
 /* part q of tile m once its last reader of tile m-2 is done */
 MLA_DEV void hd_tma_part(const hd_params &p, const hd_tma_tile &T, uint32_t full0, uint32_t empty0, int m, int q) {
     if (m >= 2) hd_mbar_wait(hd_emptyp(empty0, T.st, q), (uint32_t)(((m >> 1) - 1) & 1));
@@ -1016,21 +995,17 @@ MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, 
         if (two) B = hd_tma_prep(p, J, sm, sbase, m1, w);
         if (p1) { /* in the order hd_consumer_p1 frees the parts */
             hd_tma_part(p, A, full0, empty0, m0, 2);          /* consumer 0's S_m0 done */
-            hd_pf_mark(sm, m0);
             hd_tma_part(p, A, full0, empty0, m0, 0);          /* consumer 0's P.V of m0 (registers) */
             hd_tma_part(p, A, full0, empty0, m0, 1);          /* consumer 1's P.V of m0 (smem) */
             if (two) hd_tma_part(p, B, full0, empty0, m1, 1); /* consumer 1's P.V of m1 (registers) */
-            if (two) hd_pf_mark(sm, m1);
             if (two) hd_tma_part(p, B, full0, empty0, m1, 0); /* consumer 0's P.V of m1 (smem) */
             if (two) hd_tma_part(p, B, full0, empty0, m1, 2); /* (the same: the rope chunk held P_m1) */
         } else { /* whole tiles (refilling the parts as they free measured 1-3% slower here) */
             if (m0 >= 2) hd_wait_free(empty0, 0, (uint32_t)(((m0 >> 1) - 1) & 1));
             for (int q = 0; q < HD_PARTS; q++) hd_tma_issue(p, A, full0, q);
-            hd_pf_mark(sm, m0);
             if (two) {
                 if (m1 >= 2) hd_wait_free(empty0, 1, (uint32_t)(((m1 >> 1) - 1) & 1));
                 for (int q = 0; q < HD_PARTS; q++) hd_tma_issue(p, B, full0, q);
-                hd_pf_mark(sm, m1);
             }
         }
     }
@@ -1374,7 +1349,6 @@ q_done:
         /* one issuer per sub-block (lane 0 of producer warp w): 36 box copies from one thread made
            the 16-row case issue-bound (H200 page 16: 302 TF against 459 for 64-row boxes) */
         if ((tid & 31) == 0 && (tid >> 5) < HD_KEYS / p.box) hd_producer_tma(p, J, sm, sbase, sm_u32, tid >> 5, p1);
-        else if (tid >= 32 && p.l2_ahead > 0 && p.box == HD_KEYS) hd_l2_ahead(p, J, sm, tid);
         return;
     }
 
@@ -2498,7 +2472,6 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1) {
         has = __shfl_sync(0xffffffffu, has, 0);
         if (threadIdx.x == 0) {
             sm->sc_more = has;
-            sm->pf_mark = 0;
             if (has) {
                 sm->job.k = sm->job.qk = sm->job.qpre = 0;
                 sm->job.pg[0] = sm->job.pg[1] = -2;
@@ -2555,10 +2528,7 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1) {
             if (tid < 32) {
                 more = sm->more_next;
                 if (more) {
-                    if (tid == 0) {
-                        sm->job = sm->job_next;
-                        sm->pf_mark = 0;
-                    }
+                    if (tid == 0) sm->job = sm->job_next;
                     hd_init_bars(p, sm, sm_u32, 1);
                 }
             }
@@ -2995,9 +2965,6 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     if ((fb == 16 || fb == 32) && fb < p.box) p.box = fb;
     p.tma = hd_make_kv_map(a, p.box, &p.kv_map, &p.kv_map2, &p.kv_map3);
     if (!p.tma) p.box = HD_KEYS;
-    static int l2a_env = -1; /* MLA_HD_L2AHEAD=n (A/B, tuning): tiles ahead prefetched into L2 (0: off) */
-    if (l2a_env < 0) l2a_env = getenv("MLA_HD_L2AHEAD") ? atoi(getenv("MLA_HD_L2AHEAD")) : 2;
-    p.l2_ahead = p.tma && !p.fp8 && p.box == HD_KEYS ? l2a_env : 0;
     static int qtma_env = -1; /* MLA_HD_Q_TMA=0 (A/B): Q by cp.async always */
     if (qtma_env < 0) qtma_env = getenv("MLA_HD_Q_TMA") ? atoi(getenv("MLA_HD_Q_TMA")) : 1;
     p.q_tma = qtma_env != 0 && !p.ra && hd_make_rows_map(a->q, HD_DK, p.q_sh, p.q_st, p.H, a->num_tokens, &p.q_map);
