@@ -70,6 +70,17 @@ if [ "$what" = vals ]; then # A/B/C of a runtime knob over several values, two i
     done
   done
 fi
+if [ "$what" = vals8 ]; then # the same for the FP8 cache (decode_sweep.sh vals8 MLA_HD_F8_PF "1 0")
+  var=${2:?vals8 needs a variable name}; vals=${3:?vals8 needs a list of values}
+  for round in 1 2; do
+    for v in $vals; do
+      bench "fp8 s_q=2 8192 $var=$v" $var=$v -- --format fp8 --batch 128 --heads 128 --sq 2 --seqlen 8192
+      bench "fp8 s_q=1 8192 $var=$v" $var=$v -- --format fp8 --batch 128 --heads 128 --sq 1 --seqlen 8192
+      bench "fp8 h16 16K $var=$v" $var=$v -- --format fp8 --batch 128 --heads 16 --sq 1 --seqlen 16384
+      bench "fp8 b=4 32K $var=$v" $var=$v -- --format fp8 --batch 4 --heads 128 --sq 1 --seqlen 32768
+    done
+  done
+fi
 if [ "$what" = sched ]; then # balanced schedule (default) against the uniform split, same build
   for pr in spec bf16p; do
     for sc in 1 0; do

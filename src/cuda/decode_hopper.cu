@@ -274,6 +274,7 @@ typedef struct hd_params {
     int32_t box;                /* tma: rows per box (64, 32 or 16: the largest dividing page_size); a tile is
                                    64 / box sub-blocks, each inside one page */
     int32_t fp8;                /* 1: MLA_KV_FP8 cache (656-byte rows), 0: MLA_KV_BF16 */
+    int32_t f8_pf;              /* FP8 TMA: 1 = each issuer prefetches its sub-block of tile m + 2 into L2 (MLA_HD_F8_PF) */
     int32_t B, T, H, causal;
     int32_t nsplit;             /* >= 1 */
     int32_t page_size, num_pages;
@@ -323,7 +324,8 @@ typedef struct hd_params {
 
 /* ------------------------------------------------------------------------------------------ */
 /* Timeline trace (build with -DHD_TRACE; mla_cuda_decode_hopper_trace_dump writes it out):     */
-/* thread 0 of each role of CTA HD_TRACE_CTA records (event, tile, clock64).                    */
+/* thread 0 of each role of CTA HD_TRACE_CTA (linear index x + y gridDim.x) records (event, tile,  */
+/* clock64).                                                                                    */
 
 #ifdef HD_TRACE
 #define HD_TRACE_CTA 100
@@ -337,7 +339,7 @@ __device__ unsigned long long hd_trace_buf[3][HD_TRACE_TILES][HD_TRACE_EV];
 #define HD_T(role, ev, n)                                                                         \
     do {                                                                                          \
         const unsigned long long hd_c_ = clock64();                                               \
-        const int hd_ok_ = blockIdx.x == HD_TRACE_CTA && blockIdx.y == 0 && (threadIdx.x & 127) == 0 && \
+        const int hd_ok_ = blockIdx.x + blockIdx.y * gridDim.x == HD_TRACE_CTA && (threadIdx.x & 127) == 0 && \
                            (unsigned)(n) < HD_TRACE_TILES;                                        \
         asm volatile("{\n .reg .pred p;\n setp.ne.s32 p, %0, 0;\n @p st.global.u64 [%1], %2;\n}\n" ::"r"(hd_ok_), \
                      "l"(&hd_trace_buf[role][(unsigned)(n) & (HD_TRACE_TILES - 1)][ev]), "l"(hd_c_) : "memory"); \
@@ -1111,7 +1113,7 @@ MLA_DEV void hd_f8_issue(const hd_params &p, const hd_job &J, uint32_t sbase, ui
         hd_mbar_arrive(bar);
     }
     const int key2 = key0 + 2 * HD_KEYS;
-    if (key2 < J.seq && m + 2 < J.nt) {
+    if (p.f8_pf && key2 < J.seq && m + 2 < J.nt) {
         const int32_t pg2 = p.bt[(int64_t)J.b * p.bt_stride + key2 / p.page_size];
         if (pg2 >= 0 && pg2 < p.num_pages)
             hd_prefetch_l2(p.kv + (int64_t)pg2 * p.page_stride + (int64_t)(key2 % p.page_size) * p.row_bytes,
@@ -2965,6 +2967,9 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     if ((fb == 16 || fb == 32) && fb < p.box) p.box = fb;
     p.tma = hd_make_kv_map(a, p.box, &p.kv_map, &p.kv_map2, &p.kv_map3);
     if (!p.tma) p.box = HD_KEYS;
+    static int f8pf_env = -1; /* MLA_HD_F8_PF=0 (A/B): no L2 prefetch of FP8 tiles */
+    if (f8pf_env < 0) f8pf_env = getenv("MLA_HD_F8_PF") ? atoi(getenv("MLA_HD_F8_PF")) : 1;
+    p.f8_pf = f8pf_env != 0;
     static int qtma_env = -1; /* MLA_HD_Q_TMA=0 (A/B): Q by cp.async always */
     if (qtma_env < 0) qtma_env = getenv("MLA_HD_Q_TMA") ? atoi(getenv("MLA_HD_Q_TMA")) : 1;
     p.q_tma = qtma_env != 0 && !p.ra && hd_make_rows_map(a->q, HD_DK, p.q_sh, p.q_st, p.H, a->num_tokens, &p.q_map);
