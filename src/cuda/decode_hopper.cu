@@ -1521,20 +1521,23 @@ MLA_DEV void hd_softmax(const hd_params &p, const hd_job &J, const hd_small *sm,
                         const int p1 = 0, const int lf = 0) {
     const int key0 = (J.t_begin + t) * HD_KEYS;
     const uint32_t vm0 = sm->kv_valid[t & 3][0], vm1 = sm->kv_valid[t & 3][1];
+    const int all = (vm0 & vm1) == 0xffffffffu && (!p.causal || key0 + HD_KEYS - 1 <= pos_min); /* nothing masked */
+    /* A positive scale (every real one) leaves the order of the scores alone: the max is taken
+     * over the raw scores and scaled once, and the scale goes into the FFMA of P = exp2(s sc - m)
+     * (32 multiplies fewer on the chain of every tile). Any other scale: the scores scaled first. */
+    const float sc = p.scale_log2 > 0.f ? p.scale_log2 : 1.f;
     float mx[2] = {-INFINITY, -INFINITY};
-    if ((vm0 & vm1) == 0xffffffffu && (!p.causal || key0 + HD_KEYS - 1 <= pos_min)) { /* nothing masked */
+    if (p.scale_log2 > 0.f && all) {
 #pragma unroll
-        for (int i = 0; i < 32; i++) {
-            C.s[i] *= p.scale_log2;
-            mx[(i >> 1) & 1] = fmaxf(mx[(i >> 1) & 1], C.s[i]);
-        }
+        for (int i = 0; i < 32; i++) mx[(i >> 1) & 1] = fmaxf(mx[(i >> 1) & 1], C.s[i]);
     } else { /* masked keys -> -inf (select, never arithmetic on the raw value) */
+        const float pre = p.scale_log2 > 0.f ? 1.f : p.scale_log2;
 #pragma unroll
         for (int i = 0; i < 32; i++) {
             const int kl = 8 * (i >> 2) + 2 * q4 + (i & 1), rr = (i >> 1) & 1;
             const uint32_t vm = i < 16 ? vm0 : vm1;
-            const int ok = ((vm >> (kl & 31)) & 1u) && (!p.causal || key0 + kl <= pos[rr]);
-            C.s[i] = ok ? C.s[i] * p.scale_log2 : -INFINITY;
+            const int ok = all || (((vm >> (kl & 31)) & 1u) && (!p.causal || key0 + kl <= pos[rr]));
+            C.s[i] = ok ? C.s[i] * pre : -INFINITY;
             mx[rr] = fmaxf(mx[rr], C.s[i]);
         }
     }
@@ -1543,7 +1546,7 @@ MLA_DEV void hd_softmax(const hd_params &p, const hd_job &J, const hd_small *sm,
     float mu[2];
 #pragma unroll
     for (int e = 0; e < 2; e++) {
-        const float mt = hd_quad_max(mx[e]);
+        const float mt = hd_quad_max(mx[e]) * sc; /* -inf stays -inf (sc > 0) */
         const float mn = mt > C.m_run[e] + HD_LAZY ? mt : C.m_run[e]; /* -inf + x = -inf */
         mu[e] = mn == -INFINITY ? 0.f : mn;
         al[e] = hd_ex2(C.m_run[e] - mu[e]);
@@ -1552,10 +1555,10 @@ MLA_DEV void hd_softmax(const hd_params &p, const hd_job &J, const hd_small *sm,
     float ps[2] = {0.f, 0.f}, pr[2] = {0.f, 0.f}; /* row sums of P in f32; of the rounded P (p1) */
 #pragma unroll
     for (int i = 0; i < 32; i++) {
-        C.s[i] = hd_ex2(C.s[i] - mu[(i >> 1) & 1]);
+        C.s[i] = hd_ex2(fmaf(C.s[i], sc, -mu[(i >> 1) & 1])); /* masked: -inf */
         ps[(i >> 1) & 1] += C.s[i];
     }
-    if (p.dbg) { /* stage test: P := identity */
+    if (!p1 && p.dbg) { /* stage test (default program only): P := identity */
 #pragma unroll
         for (int i = 0; i < 32; i++) C.s[i] = r0 + 8 * ((i >> 1) & 1) == 8 * (i >> 2) + 2 * q4 + (i & 1) ? 1.f : 0.f;
     }
@@ -2193,7 +2196,6 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
                 hd_pin(C.s, 32);
                 hd_pay(hd_emptyp(empty0, 0, 2)); /* the rope chunk of stage 0 may refill */
                 HD_T(0, 11, t);
-                if (p.dbg) hd_dbg_s(p, C, r0, q4);
                 hd_softmax(p, J, sm, C, t, 0, pos, pos_min, r0, q4, al, 1, 1, 1, 1);
                 if (q4 == 0) {
                     sm->xm[0][r0] = C.m_run[0];

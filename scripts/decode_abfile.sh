@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# A/B of this tree's decode kernel against another version of src/cuda/decode_hopper.cu on the GPU
+# machine (issue 5 tuning): build-gpu (this tree) and build-gpu-b (a copy of the tree with FILE as
+# the kernel; carry it in a git-ignored folder such as golden/), then the issue's shapes in both
+# precisions, variants alternating, $2 rounds (default 2); medians last.
+#   bash scripts/decode_abfile.sh golden/ab/decode_hopper.cu [rounds]
+set -uo pipefail
+file=$1; rounds=${2:-2}
+OUT=${OUT:-out}; mkdir -p "$OUT"; rm -f "$OUT/abf.txt"
+tb=/tmp/tree_b; rm -rf $tb; mkdir -p $tb
+tar --exclude='./build*' --exclude='./golden' --exclude='./out' -cf - . | tar -xf - -C $tb
+cp "$file" $tb/src/cuda/decode_hopper.cu
+[ -f build-gpu/Makefile ] || cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release >/dev/null || exit 1
+cmake -S $tb -B build-gpu-b -DCMAKE_BUILD_TYPE=Release >/dev/null || exit 1
+( cmake --build build-gpu -j 8 > "$OUT/build_a.log" 2>&1 || echo "BUILD A FAILED" ) &
+( cmake --build build-gpu-b -j 8 --target mla_cli > "$OUT/build_b.log" 2>&1 || echo "BUILD B FAILED" ) &
+wait
+shapes=("bf16p|--precision bf16p --sq 2 --seqlen 4096" "bf16p|--precision bf16p --sq 2 --seqlen 8192"
+        "bf16p|--precision bf16p --sq 2 --seqlen 32768" "bf16p|--precision bf16p --sq 1 --seqlen 8192"
+        "bf16p|--precision bf16p --sq 2 --seqlen 8192 --varlen" "bf16p b=4|--precision bf16p --batch 4 --sq 1 --seqlen 32768"
+        "spec|--precision spec --sq 2 --seqlen 4096" "spec|--precision spec --sq 2 --seqlen 8192"
+        "spec|--precision spec --sq 1 --seqlen 8192" "spec b=4|--precision spec --batch 4 --sq 1 --seqlen 32768"
+        "h16|--heads 16 --sq 1 --seqlen 16384" "fp8|--format fp8 --sq 2 --seqlen 8192")
+for r in $(seq "$rounds"); do
+  for sh in "${shapes[@]}"; do
+    label=${sh%%|*}; args=${sh#*|}
+    for v in a b; do
+      B=build-gpu; [ $v = b ] && B=build-gpu-b
+      line=$($B/mla bench decode --backend cuda --no-ceilings --batch 128 --heads 128 $args 2>&1 | grep "^decode" | tail -1)
+      echo "$v | $label $args | $(echo "$line" | awk '{print $(NF-4)}') | $(echo "$line" | awk '{print $(NF-2)}')" >> "$OUT/abf.txt"
+    done
+  done
+done
+python3 - "$OUT/abf.txt" <<'PY'
+import sys, statistics
+from collections import defaultdict
+d = defaultdict(list)
+for line in open(sys.argv[1]):
+    v, sh, tf, gb = (x.strip() for x in line.split("|"))
+    try: d[sh, v].append((float(tf), float(gb)))
+    except ValueError: d[sh, v].append((0.0, 0.0))
+for sh in dict.fromkeys(k[0] for k in d):
+    a = [x[0] for x in d[sh, "a"]]; b = [x[0] for x in d[sh, "b"]]
+    ga = [x[1] for x in d[sh, "a"]]; gb = [x[1] for x in d[sh, "b"]]
+    print(f"{sh:60s} A {statistics.median(a):7.1f} TF {statistics.median(ga):6.0f} GB/s | B {statistics.median(b):7.1f} TF {statistics.median(gb):6.0f} GB/s | A/B {statistics.median(a) / max(statistics.median(b), 1e-9):.3f}")
+PY
