@@ -90,6 +90,12 @@
          bf16p s_q=2 4K / 16K / 32K 543 -> 554 / 580 -> 600 / 550 -> 576 TF, 8K 592 -> 590; spec
          4K / 8K 426 -> 443 / 459 -> 467, 16K / 32K equal within the run-to-run noise; s_q=1 and
          varlen (mode 1: Q ahead only) within 1%. Steps: bench/results.md, session 7.
+     v16 bf16p softmax: the max over the raw scores and the scale inside P's FFMA (positive scales),
+         no stage-test code in the bf16p program. Nsight Compute (scripts/decode_ncu.sh) put both
+         softmaxes (~1300 cycles each, ~30% of their cycles waiting for instructions) on the critical
+         chain of a pair. H100, same run, against v15: bf16p s_q=2 4K / 8K / 32K +1.1 / +1.5 / +2.4%,
+         spec within 1%. Tiles prefetched into L2 ahead of their copies measured slower everywhere
+         (h=16 2849 -> 2513 GB/s two tiles ahead) and were dropped. Steps: bench/results.md, session 8.
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
