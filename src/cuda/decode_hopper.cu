@@ -1393,6 +1393,15 @@ MLA_DEV uint64_t hd_opaque64(uint64_t x) {
     asm volatile("" : "+l"(x));
     return x;
 }
+/* descriptor d with its start address moved by o4 (16-byte units): the 14-bit address field cannot
+ * carry into bit 14 for shared addresses below 256 KB, so one 32-bit add on the low word does it
+ * (a 64-bit add is two uniform adds and moves per k-step; opaque to the compiler like hd_opaque64) */
+MLA_DEV uint64_t hd_desc_add(uint64_t d, uint32_t o4) {
+    uint64_t r;
+    asm volatile("{\n .reg .b32 lo, hi;\n mov.b64 {lo, hi}, %1;\n add.u32 lo, lo, %2;\n mov.b64 %0, {lo, hi};\n}\n"
+                 : "=l"(r) : "l"(d), "r"(o4));
+    return r;
+}
 
 /* The chunk orders of S = Q K^T (each a compile-time constant: computed at run time, the chunk
  * offsets pushed the consumer into spills inside the S loop):
@@ -1425,7 +1434,7 @@ MLA_DEV void hd_issue_s_part(float s[32], uint32_t sq, uint32_t sk, uint32_t fc,
         if ((ks & 3) == 0) hd_mbar_wait(fc + 8u * (uint32_t)ch, par);
         const uint32_t off = (uint32_t)(ch * HD_CHUNK + (ks & 3) * 32);
         if (ks == 0) hd_wgmma_n64_first(s, dq + (off >> 4), dk + (off >> 4));
-        else hd_wgmma_n64(s, hd_opaque64(dq) + (off >> 4), hd_opaque64(dk) + (off >> 4));
+        else hd_wgmma_n64(s, hd_desc_add(dq, off >> 4), hd_desc_add(dk, off >> 4));
     }
     hd_wgmma_commit();
 }
