@@ -96,6 +96,11 @@
          chain of a pair. H100, same run, against v15: bf16p s_q=2 4K / 8K / 32K +1.1 / +1.5 / +2.4%,
          spec within 1%. Tiles prefetched into L2 ahead of their copies measured slower everywhere
          (h=16 2849 -> 2513 GB/s two tiles ahead) and were dropped. Steps: bench/results.md, session 8.
+     v17 S descriptors advanced by one 32-bit add on the low word (hd_desc_add; a 64-bit add and
+         moves per k-step before): the S issue of a tile ~290 -> ~180 SASS instructions per warp,
+         issued beside the other consumer's softmax. H100, same run, against v16: bf16p s_q=2 4K /
+         8K / 32K +3.4 / +4.7 / +6.6%, b=4 32K +3.2%, spec +1.2..3.1%. Full table at 2807f09: bf16p
+         570 / 612 / 632 / 603 TF (4K..32K), spec 445 / 470 / 444 / 453 TF.
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
