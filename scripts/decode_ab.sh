@@ -22,14 +22,4 @@ for r in $(seq "$rounds"); do
     done
   done
 done
-python3 - "$OUT/ab.txt" <<'PY'
-import sys, statistics
-from collections import defaultdict
-d = defaultdict(list)
-for line in open(sys.argv[1]):
-    v, sh, tf = (x.strip() for x in line.split("|"))
-    try: d[(sh, v)].append(float(tf))
-    except ValueError: pass
-for (sh, v), xs in sorted(d.items()):
-    print(f"median {v} {sh:24s} {statistics.median(xs):7.1f} TF  {xs}")
-PY
+python3 scripts/ab_medians.py "$OUT/ab.txt"

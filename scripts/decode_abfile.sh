@@ -31,16 +31,4 @@ for r in $(seq "$rounds"); do
     done
   done
 done
-python3 - "$OUT/abf.txt" <<'PY'
-import sys, statistics
-from collections import defaultdict
-d = defaultdict(list)
-for line in open(sys.argv[1]):
-    v, sh, tf, gb = (x.strip() for x in line.split("|"))
-    try: d[sh, v].append((float(tf), float(gb)))
-    except ValueError: d[sh, v].append((0.0, 0.0))
-for sh in dict.fromkeys(k[0] for k in d):
-    a = [x[0] for x in d[sh, "a"]]; b = [x[0] for x in d[sh, "b"]]
-    ga = [x[1] for x in d[sh, "a"]]; gb = [x[1] for x in d[sh, "b"]]
-    print(f"{sh:60s} A {statistics.median(a):7.1f} TF {statistics.median(ga):6.0f} GB/s | B {statistics.median(b):7.1f} TF {statistics.median(gb):6.0f} GB/s | A/B {statistics.median(a) / max(statistics.median(b), 1e-9):.3f}")
-PY
+python3 scripts/ab_medians.py "$OUT/abf.txt"
