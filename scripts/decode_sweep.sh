@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 5 sweeps on the GPU machine (after scripts/gpu.sh has built build-gpu): decode page sizes,
 # small batches against the split count, prints one line per configuration.
-#   bash scripts/decode_sweep.sh [quick|seqline|envab VAR|vals|vals8 VAR "v1 v2 .."|sched|pages|diag|bf16p|small|all]   (quick: one line per issue-5 shape)
+#   bash scripts/decode_sweep.sh [quick|seqline|envab VAR|vals|vals8|core VAR "v1 v2 .."|sched|pages|diag|bf16p|small|all]   (quick: one line per issue-5 shape)
 set -uo pipefail
 B=${B:-build-gpu}
 what=${1:-all}
@@ -67,6 +67,20 @@ if [ "$what" = vals ]; then # A/B/C of a runtime knob over several values, two i
       bench "spec s_q=2 8192 $var=$v" $var=$v -- --precision spec --batch 128 --heads 128 --sq 2 --seqlen 8192
       bench "spec b=4 32K $var=$v" $var=$v -- --precision spec --batch 4 --heads 128 --sq 1 --seqlen 32768
       bench "h16 16K $var=$v" $var=$v -- --batch 128 --heads 16 --sq 1 --seqlen 16384
+    done
+  done
+fi
+if [ "$what" = core ]; then # a knob over several values on one shape per target, two interleaved rounds
+  # (decode_sweep.sh core MLA_HD_L2HINT "0 1 2 3")
+  var=${2:?core needs a variable name}; vals=${3:?core needs a list of values}
+  for round in 1 2; do
+    for v in $vals; do
+      bench "bf16p s_q=2 8192 $var=$v" $var=$v -- --precision bf16p --batch 128 --heads 128 --sq 2 --seqlen 8192
+      bench "bf16p s_q=2 32768 $var=$v" $var=$v -- --precision bf16p --batch 128 --heads 128 --sq 2 --seqlen 32768
+      bench "bf16p s_q=1 8192 $var=$v" $var=$v -- --precision bf16p --batch 128 --heads 128 --sq 1 --seqlen 8192
+      bench "bf16p b=4 32K $var=$v" $var=$v -- --precision bf16p --batch 4 --heads 128 --sq 1 --seqlen 32768
+      bench "h16 16K $var=$v" $var=$v -- --batch 128 --heads 16 --sq 1 --seqlen 16384
+      bench "fp8 s_q=2 8192 $var=$v" $var=$v -- --format fp8 --batch 128 --heads 128 --sq 2 --seqlen 8192
     done
   done
 fi

@@ -2260,12 +2260,13 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
                 HD_T(0, 21, u);
                 hd_rescale(C, al);
                 hd_pin(C.o, 128);
-                /* P_u (consumer 1's tile) from the rope chunk of stage 1 */
+                /* P_u (consumer 1's tile) from the rope chunk of stage 1; the V half 0 chunks landed
+                   before S_u: waited for first (it orders their TMA writes here), off the hand-over */
                 HD_T(0, 13, u);
-                hd_mbar_wait(pready0 + 8u, (uint32_t)(k & 1));
-                hd_wait_chunks(full0, 1, 0, 4, (uint32_t)(k & 1)); /* orders the TMA writes of V half 0 here */
-                HD_T(0, 15, u);
+                hd_wait_chunks(full0, 1, 0, 4, (uint32_t)(k & 1));
                 const int nv1 = sm->nvalid[u & 3];
+                hd_mbar_wait(pready0 + 8u, (uint32_t)(k & 1));
+                HD_T(0, 15, u);
                 if (nv1 < HD_KEYS) hd_zero_rows(gk1, nv1, 0, tid);
                 hd_issue_pv_sp(C.o, pu, sk1, 0); /* [PV_u] */
                 if (t + 2 >= J.nt) {
@@ -2306,10 +2307,10 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
                 /* P_t (relative to m0) from the P tile, its P.V under the softmax of u: V half 1
                    of stage 0, the last part S_{t+2} waits for, refills early */
                 HD_T(1, 13, t);
-                hd_mbar_wait(pready0, (uint32_t)(k & 1));
-                hd_wait_chunks(full0, 0, 4, 8, (uint32_t)(k & 1)); /* orders the TMA writes of V half 1 here */
-                HD_T(1, 15, t);
+                hd_wait_chunks(full0, 0, 4, 8, (uint32_t)(k & 1)); /* landed before S_t: off the hand-over */
                 const int nv = sm->nvalid[t & 3];
+                hd_mbar_wait(pready0, (uint32_t)(k & 1));
+                HD_T(1, 15, t);
                 if (nv < HD_KEYS) hd_zero_rows(gk0, nv, 1, tid);
                 hd_issue_pv_sp(C.o, sp, sk0, 1); /* [PV_t] */
                 hd_softmax(p, J, sm, C, u, 1, pos, pos_min, r0, q4, al, 1, 1, 1, 1);
