@@ -101,6 +101,13 @@
          issued beside the other consumer's softmax. H100, same run, against v16: bf16p s_q=2 4K /
          8K / 32K +3.4 / +4.7 / +6.6%, b=4 32K +3.2%, spec +1.2..3.1%. Full table at 2807f09: bf16p
          570 / 612 / 632 / 603 TF (4K..32K), spec 445 / 470 / 444 / 453 TF.
+     v18 bf16p hand-overs: each consumer waits for the V chunks of the other's tile (landed before
+         that tile's S) before waiting for its P, not after. H100, same run, against v17: bf16p
+         s_q=2 4K / 8K / 32K +1.0 / +1.8 / +1.5%, s_q=1 +1.9%. Not kept (bench/results.md, session
+         9): L2 eviction hints on the tile copies (all slower), consumer 1's row max ahead of P_t
+         (-1..-3%), S_{u+2} ordered after S_{t+2} (neutral), named barriers for the hand-overs
+         (neutral), S_{t+2}'s first chunks issued ahead of P_u (-12%: they are still loading).
+         Full table at 528874a: bf16p 583 / 635 / 629 / 636 TF, spec 444 / 480 / 475 / 447 TF.
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
