@@ -52,46 +52,30 @@ if [ "$what" = envab ]; then # A/B of a runtime switch: VAR=1 against VAR=0 on t
     done
   done
 fi
-if [ "$what" = vals ]; then # A/B/C of a runtime knob over several values, two interleaved rounds, on the
-  # compute-bound, small-batch and memory-bound shapes (decode_sweep.sh vals MLA_HD_L2AHEAD "0 2 4")
-  var=${2:?vals needs a variable name}; vals=${3:?vals needs a list of values}
+# A runtime knob over several values in one build, two interleaved rounds; the shape sets:
+#   vals  compute-bound, small-batch and memory-bound BF16 (decode_sweep.sh vals MLA_HD_L2AHEAD "0 2 4")
+#   core  one shape per issue-5 target (decode_sweep.sh core MLA_HD_L2HINT "0 1 2 3")
+#   vals8 the FP8 cache (decode_sweep.sh vals8 MLA_HD_F8_PF "1 0")
+P2="--batch 128 --heads 128 --sq 2"; P1="--batch 128 --heads 128 --sq 1"; S4="--heads 128 --sq 1 --seqlen 32768"
+shapes_vals=("bf16p s_q=2 4096|--precision bf16p $P2 --seqlen 4096" "bf16p s_q=2 8192|--precision bf16p $P2 --seqlen 8192"
+  "bf16p s_q=2 32768|--precision bf16p $P2 --seqlen 32768" "bf16p s_q=1 8192|--precision bf16p $P1 --seqlen 8192"
+  "bf16p b=1 32K|--precision bf16p --batch 1 $S4" "bf16p b=4 32K|--precision bf16p --batch 4 $S4"
+  "bf16p b=8 32K|--precision bf16p --batch 8 $S4" "spec s_q=2 8192|--precision spec $P2 --seqlen 8192"
+  "spec b=4 32K|--precision spec --batch 4 $S4" "h16 16K|--batch 128 --heads 16 --sq 1 --seqlen 16384")
+shapes_core=("bf16p s_q=2 8192|--precision bf16p $P2 --seqlen 8192" "bf16p s_q=2 32768|--precision bf16p $P2 --seqlen 32768"
+  "bf16p s_q=1 8192|--precision bf16p $P1 --seqlen 8192" "bf16p b=4 32K|--precision bf16p --batch 4 $S4"
+  "h16 16K|--batch 128 --heads 16 --sq 1 --seqlen 16384" "fp8 s_q=2 8192|--format fp8 $P2 --seqlen 8192")
+shapes_vals8=("fp8 s_q=2 8192|--format fp8 $P2 --seqlen 8192" "fp8 s_q=1 8192|--format fp8 $P1 --seqlen 8192"
+  "fp8 h16 16K|--format fp8 --batch 128 --heads 16 --sq 1 --seqlen 16384" "fp8 b=4 32K|--format fp8 --batch 4 $S4")
+if [ "$what" = vals ] || [ "$what" = core ] || [ "$what" = vals8 ]; then
+  var=${2:?$what needs a variable name}; vals=${3:?$what needs a list of values}
+  declare -n shapes="shapes_$what"
   for round in 1 2; do
     for v in $vals; do
-      for s in 4096 8192 32768; do
-        bench "bf16p s_q=2 $s $var=$v" $var=$v -- --precision bf16p --batch 128 --heads 128 --sq 2 --seqlen $s
+      for sh in "${shapes[@]}"; do
+        # shellcheck disable=SC2086 # the bench arguments split on purpose
+        bench "${sh%%|*} $var=$v" "$var=$v" -- ${sh#*|}
       done
-      bench "bf16p s_q=1 8192 $var=$v" $var=$v -- --precision bf16p --batch 128 --heads 128 --sq 1 --seqlen 8192
-      for b in 1 4 8; do
-        bench "bf16p b=$b 32K $var=$v" $var=$v -- --precision bf16p --batch $b --heads 128 --sq 1 --seqlen 32768
-      done
-      bench "spec s_q=2 8192 $var=$v" $var=$v -- --precision spec --batch 128 --heads 128 --sq 2 --seqlen 8192
-      bench "spec b=4 32K $var=$v" $var=$v -- --precision spec --batch 4 --heads 128 --sq 1 --seqlen 32768
-      bench "h16 16K $var=$v" $var=$v -- --batch 128 --heads 16 --sq 1 --seqlen 16384
-    done
-  done
-fi
-if [ "$what" = core ]; then # a knob over several values on one shape per target, two interleaved rounds
-  # (decode_sweep.sh core MLA_HD_L2HINT "0 1 2 3")
-  var=${2:?core needs a variable name}; vals=${3:?core needs a list of values}
-  for round in 1 2; do
-    for v in $vals; do
-      bench "bf16p s_q=2 8192 $var=$v" $var=$v -- --precision bf16p --batch 128 --heads 128 --sq 2 --seqlen 8192
-      bench "bf16p s_q=2 32768 $var=$v" $var=$v -- --precision bf16p --batch 128 --heads 128 --sq 2 --seqlen 32768
-      bench "bf16p s_q=1 8192 $var=$v" $var=$v -- --precision bf16p --batch 128 --heads 128 --sq 1 --seqlen 8192
-      bench "bf16p b=4 32K $var=$v" $var=$v -- --precision bf16p --batch 4 --heads 128 --sq 1 --seqlen 32768
-      bench "h16 16K $var=$v" $var=$v -- --batch 128 --heads 16 --sq 1 --seqlen 16384
-      bench "fp8 s_q=2 8192 $var=$v" $var=$v -- --format fp8 --batch 128 --heads 128 --sq 2 --seqlen 8192
-    done
-  done
-fi
-if [ "$what" = vals8 ]; then # the same for the FP8 cache (decode_sweep.sh vals8 MLA_HD_F8_PF "1 0")
-  var=${2:?vals8 needs a variable name}; vals=${3:?vals8 needs a list of values}
-  for round in 1 2; do
-    for v in $vals; do
-      bench "fp8 s_q=2 8192 $var=$v" $var=$v -- --format fp8 --batch 128 --heads 128 --sq 2 --seqlen 8192
-      bench "fp8 s_q=1 8192 $var=$v" $var=$v -- --format fp8 --batch 128 --heads 128 --sq 1 --seqlen 8192
-      bench "fp8 h16 16K $var=$v" $var=$v -- --format fp8 --batch 128 --heads 16 --sq 1 --seqlen 16384
-      bench "fp8 b=4 32K $var=$v" $var=$v -- --format fp8 --batch 4 --heads 128 --sq 1 --seqlen 32768
     done
   done
 fi
