@@ -66,11 +66,13 @@ shapes_core=("bf16p s_q=2 8192|--precision bf16p $P2 --seqlen 8192" "bf16p s_q=2
   "bf16p s_q=1 8192|--precision bf16p $P1 --seqlen 8192" "bf16p b=4 32K|--precision bf16p --batch 4 $S4"
   "h16 16K|--batch 128 --heads 16 --sq 1 --seqlen 16384" "fp8 s_q=2 8192|--format fp8 $P2 --seqlen 8192")
 shapes_vals8=("fp8 s_q=2 8192|--format fp8 $P2 --seqlen 8192" "fp8 s_q=1 8192|--format fp8 $P1 --seqlen 8192"
-  "fp8 h16 16K|--format fp8 --batch 128 --heads 16 --sq 1 --seqlen 16384" "fp8 b=4 32K|--format fp8 --batch 4 $S4")
+  "fp8 h16 16K|--format fp8 --batch 128 --heads 16 --sq 1 --seqlen 16384" "fp8 b=4 32K|--format fp8 --batch 4 $S4"
+  "fp8 bf16p s_q=2 8192|--format fp8 --precision bf16p $P2 --seqlen 8192" "ra s_q=2 8192|--format ropeaware $P2 --seqlen 8192"
+  "fp8 page=16 8192|--format fp8 $P2 --seqlen 8192 --page-size 16")
 if [ "$what" = vals ] || [ "$what" = core ] || [ "$what" = vals8 ]; then
   var=${2:?$what needs a variable name}; vals=${3:?$what needs a list of values}
   declare -n shapes="shapes_$what"
-  for round in 1 2; do
+  for round in $(seq "${ROUNDS:-2}"); do
     for v in $vals; do
       for sh in "${shapes[@]}"; do
         # shellcheck disable=SC2086 # the bench arguments split on purpose
