@@ -108,6 +108,16 @@
          (-1..-3%), S_{u+2} ordered after S_{t+2} (neutral), named barriers for the hand-overs
          (neutral), S_{t+2}'s first chunks issued ahead of P_u (-12%: they are still loading).
          Full table at 528874a: bf16p 583 / 635 / 629 / 636 TF, spec 444 / 480 / 475 / 447 TF.
+     v19 (not kept; code in commit 4127fd8, MLA_HD_F8=2) the FP8 producer through registers: no raw
+         byte in shared memory; each producer thread loads its raw words (4 rows x 16 B per group of
+         128 columns, 5 groups a tile, rope first) from global memory ahead of the stage's "empty",
+         converts and stores them; own kernels with setmaxnreg 72 / 216. H100, same run, v7 -> v19:
+         FP8 s_q=2 8K 195 -> 161 TF, bf16p 201 -> 179, h=16 16K 912 -> 728 GB/s, rope-aware 165 ->
+         125 TF. Timeline (HD_TRACE): each group's conversion takes ~1500 cycles, the L2 latency of
+         its loads: the fence.proxy.async that hands a chunk to wgmma is a MEMBAR.ALL.CTA, which also
+         waits for the next group's loads in flight (2 or 1 hand-overs a tile instead of 5: no
+         better, S then starts later); with 56 producer registers two groups in flight spilled, and
+         one group in flight plus L1 prefetches (prefetch.global.L1) measured 146 TF (L1 is 28 KB).
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
@@ -205,8 +215,6 @@
 #define HD_THREADS 384
 #define HD_PRODUCER_REGS 56     /* the FP8 conversion needs them (40: latency-bound, 2x slower) */
 #define HD_CONSUMER_REGS 224
-#define HD_F8R_PRODUCER_REGS 72 /* the f8r kernels: two groups of raw words in flight (hd_producer_f8r) */
-#define HD_F8R_CONSUMER_REGS 216
 /* MLA_KV_FP8 (656-byte rows: 512 e4m3, 4 f32 scales, 64 bf16 rope) */
 #define HD_F8_ROW 656
 #define HD_F8_SCALES 512        /* byte offset of the 4 scales in a row */
@@ -279,9 +287,6 @@ static_assert(HD_ROWS * HD_C16 == 64 * 72, "a producer pair (64 threads) issues 
 static_assert(HD_PRODUCER_REGS + 2 * HD_CONSUMER_REGS <= 3 * ((65536 / HD_THREADS) & ~7) && HD_PRODUCER_REGS % 8 == 0 &&
                   HD_CONSUMER_REGS % 8 == 0,
               "setmaxnreg budget: the CTA's registers at entry (384 x 168); more and setmaxnreg.inc waits forever");
-static_assert(HD_F8R_PRODUCER_REGS + 2 * HD_F8R_CONSUMER_REGS <= 3 * ((65536 / HD_THREADS) & ~7) &&
-                  HD_F8R_PRODUCER_REGS % 8 == 0 && HD_F8R_CONSUMER_REGS % 8 == 0,
-              "setmaxnreg budget of the f8r kernels");
 
 /* Kernel parameters: sizes, then pointers (shape in the comment), strides, derived values. */
 typedef struct hd_params {
@@ -298,9 +303,6 @@ typedef struct hd_params {
                                    64 / box sub-blocks, each inside one page */
     int32_t fp8;                /* 1: MLA_KV_FP8 cache (656-byte rows), 0: MLA_KV_BF16 */
     int32_t f8_pf;              /* FP8 TMA: 1 = each issuer prefetches its sub-block of tile m + 2 into L2 (MLA_HD_F8_PF) */
-    int32_t f8r;                /* FP8: 1 = the producer dequantizes from registers (hd_producer_f8r, experiment,
-                                   MLA_HD_F8=2), 0 = raw tiles in the stage, dequantized in place (v7, default) */
-    int32_t f8_fence;           /* f8r: chunk hand-overs per tile, 0 = 5, 1 = 2, 2 = 1 (MLA_HD_F8R_FENCE) */
     int32_t B, T, H, causal;
     int32_t nsplit;             /* >= 1 */
     int32_t page_size, num_pages;
@@ -1316,195 +1318,8 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
 #undef HD_F8_BAR
 }
 
-/* ---- FP8 key tiles through registers (v19; p.f8r) -------------------------------------------
- * The v7 producer above lands raw tiles inside the stage and dequantizes them in place, so tile
- * n+2's bytes only start loading once the consumers are done with tile n, and its conversion (four
- * phases, a barrier each) follows the landing: ~2K cycles of load then ~3.9K of conversion on the
- * critical chain of every stage. Here no raw byte goes through shared memory: each producer thread
- * loads its raw words from global memory (the cache is read-only during the call) into registers,
- * waits for the part of the stage it writes, converts and stores the bf16 chunk pieces.
- * A tile is 5 groups (steps), in the order S reads them (HD_ORD_A): g = 0 the rope (chunk 8, bf16
- * as is), g = 1..4 latent bytes 128(g-1) .. +127 of the 64 rows (chunks 2g-2, 2g-1; one f32 scale per
- * row). Thread (warp w, lane l) owns rows 16w + l/8 + 4i (i < 4) and bytes 16 (l % 8) .. + 15 of the
- * group's 128 in each: a warp's load reads 4 x 128 contiguous bytes, its stores hit each bank group
- * 4 times (4 wavefronts, the minimum). Latency: tile n+2's rows go to L2 (bulk prefetch) when tile
- * n starts, group k+D's lines to L1 (prefetch.global.L1, D = p.f8_l1) at step k, and step k loads
- * its own group (L1 hits) at its start: one group of registers, no more (a ring of two groups in
- * registers spilled at the producer's 56). Parts: the rope waits part 2, groups 1-2 part 0
- * (chunks 0-3), groups 3-4 part 1. The exact program's scales ([64][4] f32 at the P tile + 1024 st)
- * are written with group 4, once both V parts (whose readers also read the scales) are free.
- * Row addresses: warp w only ever reads rows 16w .. 16w+15, so its lanes 0-15 keep them in
- * rows[n & 1] (tile n+1's written when tile n starts, after a __syncwarp: no barrier across warps).
- * Rows without a key are written as zeros. */
-typedef struct hd_f8g {
-    uint4 v[4]; /* raw words of rows 16w + l/8 + 4i */
-    float s;    /* lanes l % 8 = i < 4: the group's scale of row 16w + l/8 + 4i (1 where none applies) */
-} hd_f8g;
-MLA_DEV uint4 hd_ldg16(const uint8_t *src) {
-    uint4 v;
-    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(src));
-    return v;
-}
-MLA_DEV float hd_ldg_f32(const uint8_t *src) {
-    float v;
-    asm volatile("ld.global.nc.f32 %0, [%1];\n" : "=f"(v) : "l"(src));
-    return v;
-}
-/* group g of tile n into x; usc: load the scales (else 1) */
-MLA_DEV void hd_f8r_load(const hd_params &p, const hd_small *sm, int n, int g, int tid, int usc, hd_f8g &x) {
-    const int w = tid >> 5, l = tid & 31, pc = l & 7;
-    const int off = (g ? 128 * (g - 1) : p.rope_off) + 16 * pc;
-    const uint8_t *const *rows = sm->rows[n & 1] + 16 * w + (l >> 3);
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-        const uint8_t *row = rows[4 * i];
-        x.v[i] = row ? hd_ldg16(row + off) : make_uint4(0u, 0u, 0u, 0u);
-    }
-    const uint8_t *srow = rows[4 * (pc & 3)];
-    x.s = srow && usc && g && pc < 4 ? hd_ldg_f32(srow + HD_F8_SCALES + 4 * (g - 1)) : 1.f;
-}
-/* group g of x -> the bf16 chunk pieces of the stage at shared address sst. Row rr = 16w + l/8 + 4i
- * has rr & 7 = l/8 + 4 (i & 1), so its swizzled piece is that of i = 0 xor 4 (64 bytes) for odd i:
- * one address register for every store of a group */
-MLA_DEV void hd_sts16(uint32_t a, uint4 v) {
-    asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(a), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
-}
-MLA_DEV void hd_f8r_store(uint32_t sst, int g, int tid, const hd_f8g &x) {
-    const int l = tid & 31, pc = l & 7, r7 = l >> 3;
-    const uint32_t rb = sst + (uint32_t)((16 * (tid >> 5) + r7) * 128);
-    if (g == 0) { /* the rope: piece pc of chunk 8 */
-        const uint32_t a0 = rb + 8 * HD_CHUNK + (uint32_t)((pc ^ r7) << 4);
-#pragma unroll
-        for (int i = 0; i < 4; i++) hd_sts16((a0 + 512 * i) ^ ((i & 1) << 6), x.v[i]);
-        return;
-    }
-    const int q = pc & 3;
-    const uint32_t a0 = rb + (uint32_t)((2 * g - 2 + (pc >> 2)) * HD_CHUNK) + (uint32_t)(((2 * q) ^ r7) << 4);
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-        const uint32_t mul = hd_f8_mul(__shfl_sync(0xffffffffu, x.s, (l & 24) | i));
-        const uint32_t w0 = x.v[i].x, w1 = x.v[i].y, w2 = x.v[i].z, w3 = x.v[i].w;
-        const uint32_t ai = (a0 + 512 * i) ^ ((i & 1) << 6);
-        hd_sts16(ai, make_uint4(hd_e4m3x2(w0, mul), hd_e4m3x2(w0 >> 16, mul), hd_e4m3x2(w1, mul), hd_e4m3x2(w1 >> 16, mul)));
-        hd_sts16(ai ^ 16u, make_uint4(hd_e4m3x2(w2, mul), hd_e4m3x2(w2 >> 16, mul), hd_e4m3x2(w3, mul), hd_e4m3x2(w3 >> 16, mul)));
-    }
-}
-/* row 16w + (lane & 15) of tile n (lanes 0-15), NULL when no key */
-MLA_DEV const uint8_t *hd_f8r_row(const hd_params &p, const hd_job &J, int n, int tid) {
-    return n < J.nt ? hd_f8_row(p, J, (J.t_begin + n) * HD_KEYS + 16 * (tid >> 5) + (tid & 15)) : NULL;
-}
-MLA_DEV void hd_prefetch_row(const hd_params &p, const uint8_t *row) {
-    if (row) asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"((uint64_t)row), "r"(p.row_bytes) : "memory");
-}
-/* tile n starts (every producer thread): lanes 0-15 of each warp publish tile n's metadata for
- * their rows, move tile n+1's rows into rows[] and send tile n+2's to L2 */
-MLA_DEV void hd_f8r_tile(const hd_params &p, const hd_job &J, hd_small *sm, int n, int tid, int exact,
-                         const uint8_t *&ahead) {
-    const int w = tid >> 5, l = tid & 31;
-    __syncwarp(); /* the warp's loads of tile n-1 (the slot rewritten here) are issued */
-    const uint8_t *row = l < 16 ? sm->rows[n & 1][16 * w + l] : NULL;
-    const uint32_t v = __ballot_sync(0xffffffffu, row != NULL) & 0xffffu;
-    /* kv_valid (read by the consumers after the chunk barriers, last by tile n-4's): 16 bits per warp */
-    if (l == 0) ((uint16_t *)sm->kv_valid[n & 3])[w] = (uint16_t)v;
-    if (tid == 0) {
-        sm->nvalid[n & 3] = HD_KEYS; /* rows without a key are zeros: nothing to zero */
-        sm->mode[n & 1] = exact;
-    }
-    if (l < 16) {
-        sm->rows[(n + 1) & 1][16 * w + l] = ahead;
-        ahead = hd_f8r_row(p, J, n + 2, tid);
-        hd_prefetch_row(p, ahead);
-    }
-    __syncwarp(); /* tile n+1's rows before the warp reads them */
-}
-/* step (n, g): group g of tile n from x into its stage, then x <- the group two steps later */
-MLA_DEV void hd_f8r_step(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, uint32_t sbase,
-                         uint32_t full0, uint32_t empty0, int tid, int exact, const uint8_t *&ahead, int n, int g,
-                         hd_f8g &x) {
-    const int st = n & 1, l = tid & 31;
-    if (g == 0) {
-        HD_T(2, 0, n);
-        hd_f8r_tile(p, J, sm, n, tid, exact, ahead);
-    }
-    const int part = g == 0 ? 2 : (g == 1 ? 0 : (g == 3 ? 1 : -1)); /* the first group of each part */
-    if (n >= 2 && part >= 0) hd_mbar_wait(hd_emptyp(empty0, st, part), (uint32_t)(((n >> 1) - 1) & 1)); /* tile n-2 paid it */
-    if (g == 0) HD_T(2, 1, n);
-    if (g == 1) HD_T(2, 2, n);
-    if (g == 3) HD_T(2, 4, n);
-    if (g == 4 && exact && (l & 7) == 0) { /* the exact program's scales of this thread's rows (0: no key) */
-        float4 *ds = (float4 *)(gbase + HD_SP + 1024 * st);
-#pragma unroll 1
-        for (int i = 0; i < 4; i++) {
-            const int rr = 16 * (tid >> 5) + (l >> 3) + 4 * i, key = (J.t_begin + n) * HD_KEYS + rr;
-            const uint8_t *row = hd_f8_row(p, J, key);
-            float4 sc = make_float4(0.f, 0.f, 0.f, 0.f);
-            if (row && p.ra) {
-                const float s1 = hd_ra_sigma(p, J, key);
-                sc = make_float4(s1, s1, s1, s1);
-            } else if (row) {
-                sc = __ldg((const float4 *)(row + HD_F8_SCALES));
-            }
-            ds[rr] = sc;
-        }
-    }
-    hd_f8r_store(sbase + (st ? HD_SK1 : HD_SK0), g, tid, x);
-    /* the fence.proxy.async of hd_chunks_done is a MEMBAR.ALL.CTA: it waits for this thread's loads
-       in flight too (the next group's); p.f8_fence 1 / 2 publish the chunks at 2 / 1 points a tile */
-    if (p.f8_fence == 0) {
-        hd_chunks_done(full0, st, g ? 2 * g - 2 : 8, g ? 2 * g : 9, tid);
-    } else if (p.f8_fence == 1 && g == 2) {
-        hd_chunks_done(full0, st, 8, 9, tid);
-        if ((tid & 31) == 0) hd_arrive_chunks(full0, st, 0, 4);
-    } else if (g == 4) {
-        hd_chunks_done(full0, st, p.f8_fence == 1 ? 4 : 0, p.f8_fence == 1 ? 8 : HD_NCH, tid);
-    }
-    if (g == 1) HD_T(2, 5, n);
-    if (g == 4) HD_T(2, 3, n);
-    const int g2 = g + 2 < 5 ? g + 2 : g - 3, n2 = g + 2 < 5 ? n : n + 1;
-    if (n2 < J.nt) hd_f8r_load(p, sm, n2, g2, tid, !exact, x);
-}
-MLA_DEV void hd_producer_f8r(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, uint32_t sbase, uint32_t sm_u32,
-                             int tid) {
-    const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
-    const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
-    const uint32_t pbar = sm_u32 + (uint32_t)offsetof(hd_small, pbar);
-    const int l = tid & 31;
-    const uint8_t *ahead = NULL; /* lanes 0-15: their row of the next tile not yet in rows[] */
-    int exact = 1; /* rope-aware: always the exact program (one scale per key: its sigma) */
-    if (!p.ra) { /* the CTA's program: every scale of its keys a power of two */
-        uint32_t bad = 0;
-        const int nkeys = J.nt * HD_KEYS, key00 = J.t_begin * HD_KEYS;
-#pragma unroll 8
-        for (int i = tid; i < nkeys; i += 128) {
-            const uint8_t *row = hd_f8_row(p, J, key00 + i);
-            if (row) bad |= !hd_pow2_4(__ldg((const float4 *)(row + HD_F8_SCALES)));
-        }
-        HD_BAR_OR(7, 128, bad, exact);
-    }
-    /* every producer thread is here: the Q loader (rope-aware, producer pair 1) is done with rows[1] */
-    hd_mbar_arrive(pbar);
-    hd_mbar_wait(pbar, 0u);
-    if (l < 16) {
-        sm->rows[0][16 * (tid >> 5) + l] = hd_f8r_row(p, J, 0, tid);
-        ahead = hd_f8r_row(p, J, 1, tid);
-        hd_prefetch_row(p, ahead);
-    }
-    __syncwarp();
-    hd_f8g a, b;
-    hd_f8r_load(p, sm, 0, 0, tid, !exact, a);
-    hd_f8r_load(p, sm, 0, 1, tid, !exact, b);
-    /* steps 5n + g in pairs: a takes the even ones, b the odd ones */
-    int n = 0, g = 0;
-    for (int s = 0; s < 5 * J.nt; s += 2) {
-        hd_f8r_step(p, J, sm, gbase, sbase, full0, empty0, tid, exact, ahead, n, g, a);
-        if (++g == 5) { g = 0; n++; }
-        if (s + 1 < 5 * J.nt) hd_f8r_step(p, J, sm, gbase, sbase, full0, empty0, tid, exact, ahead, n, g, b);
-        if (++g == 5) { g = 0; n++; }
-    }
-}
-
 MLA_DEV void hd_producer(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, uint32_t sbase, uint32_t sm_u32,
-                         int tid, const int p1, const int f8) {
+                         int tid, const int p1) {
     const int pair = tid >> 6, pt = tid & 63;
     const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
     const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
@@ -1556,10 +1371,6 @@ MLA_DEV void hd_producer(const hd_params &p, const hd_job &J, hd_small *sm, uint
         HD_PAIR_BAR(pair); /* everyone done reading rows[] */
     }
 q_done:
-    if (f8) { /* the f8r kernels (FP8 caches only) */
-        hd_producer_f8r(p, J, sm, gbase, sbase, sm_u32, tid);
-        return;
-    }
     if (p.fp8) {
         hd_producer_fp8(p, J, sm, gbase, sbase, sm_u32, tid);
         return;
@@ -2692,7 +2503,7 @@ MLA_DEV int hd_q_ahead(const hd_params &p, uint32_t sbase, uint32_t sm_u32, cons
  * current one (hd_q_ahead; qfull keeps its phases across segments); then the segment's
  * __syncthreads (every other barrier quiet), the out stores, the other barriers re-armed. The job
  * goes through shared memory (no schedule state live in the roles). */
-MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8) {
+MLA_DEV void hd_decode_body(const hd_params &p, const int p1) {
     extern __shared__ __align__(1024) uint8_t hd_smem_raw[];
     /* the combine grid (launched as a programmatic dependent) may start its launch now; it waits
        in griddepcontrol.wait for this whole grid to complete */
@@ -2744,8 +2555,7 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8) {
        shared-memory value made it serialize every wgmma, C7520); the job is copied to registers */
     const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
     if (wg == 0) {
-        if (f8) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(HD_F8R_PRODUCER_REGS));
-        else asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(HD_PRODUCER_REGS));
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(HD_PRODUCER_REGS));
         for (;;) {
             const hd_job J = sm->job;
             if (J.k > 0) {
@@ -2753,7 +2563,7 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8) {
                 HD_CT(7, ((unsigned long long)J.b << 16) | (unsigned)J.nt);
                 HD_CT(8, clock64());
             }
-            hd_producer(p, J, sm, gbase, sbase, sm_u32, tid, p1, f8);
+            hd_producer(p, J, sm, gbase, sbase, sm_u32, tid, p1);
             const int os = hd_out_smem(p, J);
             if (!p.sched) {
                 if (os) {
@@ -2786,8 +2596,7 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8) {
             if (!__syncthreads_or(more)) break;
         }
     } else {
-        if (f8) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(HD_F8R_CONSUMER_REGS));
-        else asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(HD_CONSUMER_REGS));
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(HD_CONSUMER_REGS));
         for (;;) {
             const hd_job J = sm->job;
             if (p1) hd_consumer_p1(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid);
@@ -2801,16 +2610,9 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8) {
     }
 }
 
-__global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7(const __grid_constant__ hd_params p) { hd_decode_body(p, 0, 0); }
+__global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7(const __grid_constant__ hd_params p) { hd_decode_body(p, 0); }
 __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_bf16p(const __grid_constant__ hd_params p) {
-    hd_decode_body(p, 1, 0);
-}
-/* FP8 caches with the producer of v19 (hd_producer_f8r) and its register split */
-__global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v19_f8(const __grid_constant__ hd_params p) {
-    hd_decode_body(p, 0, 1);
-}
-__global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v19_f8_bf16p(const __grid_constant__ hd_params p) {
-    hd_decode_body(p, 1, 1);
+    hd_decode_body(p, 1);
 }
 
 /* A combined row's scale and lse: partial weights 2^(lse2_s - M) summing to W; f = 1 / W times the
@@ -3226,12 +3028,6 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     static int f8pf_env = -1; /* MLA_HD_F8_PF=0 (A/B): no L2 prefetch of FP8 tiles */
     if (f8pf_env < 0) f8pf_env = getenv("MLA_HD_F8_PF") ? atoi(getenv("MLA_HD_F8_PF")) : 1;
     p.f8_pf = f8pf_env != 0;
-    static int f8_env = -1; /* MLA_HD_F8=2 (experiment, slower): the FP8 producer through registers */
-    if (f8_env < 0) f8_env = getenv("MLA_HD_F8") ? atoi(getenv("MLA_HD_F8")) : 1;
-    p.f8r = f8_env == 2;
-    static int f8f_env = -1; /* MLA_HD_F8R_FENCE (A/B): see hd_f8r_step */
-    if (f8f_env < 0) f8f_env = getenv("MLA_HD_F8R_FENCE") ? atoi(getenv("MLA_HD_F8R_FENCE")) : 0;
-    p.f8_fence = f8f_env < 0 || f8f_env > 2 ? 0 : f8f_env;
     static int qtma_env = -1; /* MLA_HD_Q_TMA=0 (A/B): Q by cp.async always */
     if (qtma_env < 0) qtma_env = getenv("MLA_HD_Q_TMA") ? atoi(getenv("MLA_HD_Q_TMA")) : 1;
     p.q_tma = qtma_env != 0 && !p.ra && hd_make_rows_map(a->q, HD_DK, p.q_sh, p.q_st, p.H, a->num_tokens, &p.q_map);
@@ -3277,7 +3073,6 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     cudaStream_t stream = mla_cuda_stream(ctx);
     const int p1 = !dbg && a->precision == MLA_PRECISION_BF16_P;
     void (*kern)(const hd_params) = p1 ? hd_decode_kernel_v7_bf16p : hd_decode_kernel_v7;
-    if (p.fp8 && p.f8r) kern = p1 ? hd_decode_kernel_v19_f8_bf16p : hd_decode_kernel_v19_f8;
     MLA_CUDA_TRY(ctx, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, HD_SMEM_BYTES),
                  "decode (hopper): shared memory attribute");
     const int64_t slots = (int64_t)p.T * p.H / HD_ROWS + p.B;
