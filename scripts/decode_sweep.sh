@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Issue 5 sweeps on the GPU machine (after scripts/gpu.sh has built build-gpu): decode page sizes,
 # small batches against the split count, prints one line per configuration.
+#   ROUNDS=n (default 2): rounds of the knob sweeps (vals, core, vals8).
 #   bash scripts/decode_sweep.sh [quick|seqline|envab VAR|vals|vals8|core VAR "v1 v2 .."|sched|pages|diag|bf16p|small|all]   (quick: one line per issue-5 shape)
 set -uo pipefail
 B=${B:-build-gpu}
