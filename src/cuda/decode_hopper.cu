@@ -2785,6 +2785,14 @@ static int hd_env_int(const char *name, int *cache) {
     }
     return *cache;
 }
+/* an A/B switch that is on unless the variable is set to 0 (read once) */
+static int hd_env_on(const char *name, int *cache) {
+    if (*cache < 0) {
+        const char *e = getenv(name);
+        *cache = !(e && atoi(e) == 0);
+    }
+    return *cache;
+}
 
 /* Unsplit when the row blocks alone fill >= 3/4 of the SMs; else enough splits to fill them. */
 static int hd_auto_splits(const mla_ctx *ctx, const mla_decode_args *a) {
@@ -2904,12 +2912,10 @@ static int hd_sched_min_units(void) {
  * through MLA_DECODE_SPLITS: the uniform split instead) */
 static int hd_use_sched(const mla_ctx *ctx, const mla_decode_args *a) {
     static int v = -1, fs = -1;
-    const char *e = getenv("MLA_DECODE_SCHED");
-    if (v < 0) v = (e && atoi(e) == 0) ? 0 : 1;
     int L, P;
     /* the balanced mode only replaces an unsplit uniform layout (see hd_plan_cta): a batch small
        enough to split runs the uniform split without the plan */
-    return v && hd_env_int("MLA_DECODE_SPLITS", &fs) < 1 && hd_auto_splits(ctx, a) == 1 && hd_sched_shape(ctx, a, &L, &P);
+    return hd_env_on("MLA_DECODE_SCHED", &v) && hd_env_int("MLA_DECODE_SPLITS", &fs) < 1 && hd_auto_splits(ctx, a) == 1 && hd_sched_shape(ctx, a, &L, &P);
 }
 
 /* balanced schedule scratch: plan[3] | cum[B + 1] | partials [2 P L, 64, 512] f32 | lse2 [2 P L, 64] */
@@ -3026,17 +3032,14 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     p.tma = hd_make_kv_map(a, p.box, &p.kv_map, &p.kv_map2, &p.kv_map3);
     if (!p.tma) p.box = HD_KEYS;
     static int f8pf_env = -1; /* MLA_HD_F8_PF=0 (A/B): no L2 prefetch of FP8 tiles */
-    if (f8pf_env < 0) f8pf_env = getenv("MLA_HD_F8_PF") ? atoi(getenv("MLA_HD_F8_PF")) : 1;
-    p.f8_pf = f8pf_env != 0;
+    p.f8_pf = hd_env_on("MLA_HD_F8_PF", &f8pf_env);
     static int qtma_env = -1; /* MLA_HD_Q_TMA=0 (A/B): Q by cp.async always */
-    if (qtma_env < 0) qtma_env = getenv("MLA_HD_Q_TMA") ? atoi(getenv("MLA_HD_Q_TMA")) : 1;
-    p.q_tma = qtma_env != 0 && !p.ra && hd_make_rows_map(a->q, HD_DK, p.q_sh, p.q_st, p.H, a->num_tokens, &p.q_map);
+    p.q_tma = hd_env_on("MLA_HD_Q_TMA", &qtma_env) && !p.ra && hd_make_rows_map(a->q, HD_DK, p.q_sh, p.q_st, p.H, a->num_tokens, &p.q_map);
     static int otma_env = -1; /* MLA_HD_O_TMA=0 (A/B): out by per-thread stores always */
-    if (otma_env < 0) otma_env = getenv("MLA_HD_O_TMA") ? atoi(getenv("MLA_HD_O_TMA")) : 1;
     /* BF16 caches only: the FP8 producer writes the stages with generic stores (dequantization),
        and racecheck does not credit the full-barrier chain between those and the out staging
        (reported as WAW hazards; FP8 is producer-bound, its epilogue is ~1% of a CTA) */
-    p.o_tma = otma_env != 0 && !dbg && !p.fp8 && hd_make_rows_map(a->out, HD_DV, p.o_sh, p.o_st, p.H, a->num_tokens, &p.o_map);
+    p.o_tma = hd_env_on("MLA_HD_O_TMA", &otma_env) && !dbg && !p.fp8 && hd_make_rows_map(a->out, HD_DV, p.o_sh, p.o_st, p.H, a->num_tokens, &p.o_map);
 
     /* scratch: the uniform layout's partials (nsplit > 1), then the balanced schedule's */
     const size_t need_u = hd_ws_bytes(a, nsplit), need = need_u + (sched ? hd_sched_ws_bytes(ctx, a) : 0);
@@ -3057,8 +3060,7 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
         hd_sched_shape(ctx, a, &p.L, &p.P);
         p.c0 = hd_sched_c0();
         static int persist_env = -1; /* MLA_HD_PERSIST=0 (A/B): one CTA per row block in mode 0, no Q ahead */
-        if (persist_env < 0) persist_env = getenv("MLA_HD_PERSIST") ? atoi(getenv("MLA_HD_PERSIST")) : 1;
-        p.persist = persist_env != 0;
+        p.persist = hd_env_on("MLA_HD_PERSIST", &persist_env);
         static int bal_env = -1;
         p.force_bal = hd_env_int("MLA_DECODE_BALANCE", &bal_env) == 1;
         p.min_units = hd_sched_min_units();
