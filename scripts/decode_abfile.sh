@@ -3,6 +3,7 @@
 # machine (issue 5 tuning): build-gpu (this tree) and build-gpu-b (a copy of the tree with FILE as
 # the kernel; carry it in a git-ignored folder such as golden/), then the issue's shapes in both
 # precisions, variants alternating, $2 rounds (default 2); medians last.
+#   SHAPES=fp8: the FP8 cache shapes (and two BF16 ones) instead of the BF16 set.
 #   bash scripts/decode_abfile.sh golden/ab/decode_hopper.cu [rounds]
 set -uo pipefail
 file=$1; rounds=${2:-2}
@@ -21,6 +22,11 @@ shapes=("bf16p|--precision bf16p --sq 2 --seqlen 4096" "bf16p|--precision bf16p 
         "spec|--precision spec --sq 2 --seqlen 4096" "spec|--precision spec --sq 2 --seqlen 8192"
         "spec|--precision spec --sq 1 --seqlen 8192" "spec b=4|--precision spec --batch 4 --sq 1 --seqlen 32768"
         "h16|--heads 16 --sq 1 --seqlen 16384" "fp8|--format fp8 --sq 2 --seqlen 8192")
+[ "${SHAPES:-}" = fp8 ] && shapes=("fp8|--format fp8 --sq 2 --seqlen 8192" "fp8|--format fp8 --sq 1 --seqlen 8192"
+        "fp8 h16|--format fp8 --heads 16 --sq 1 --seqlen 16384" "fp8 b=4|--format fp8 --batch 4 --sq 1 --seqlen 32768"
+        "fp8 bf16p|--format fp8 --precision bf16p --sq 2 --seqlen 8192" "ra|--format ropeaware --sq 2 --seqlen 8192"
+        "fp8 page 16|--format fp8 --sq 2 --seqlen 8192 --page-size 16" "bf16p|--precision bf16p --sq 2 --seqlen 8192"
+        "spec|--precision spec --sq 2 --seqlen 8192")
 for r in $(seq "$rounds"); do
   for sh in "${shapes[@]}"; do
     label=${sh%%|*}; args=${sh#*|}

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Average pair timeline of a decode_hopper trace (library built with -DHD_TRACE; the test bench
 writes it with MLA_HD_TRACE=prefix). Lines: role event tile clock. Roles: 0, 1 consumers, 2 producer.
-Events (see HD_T in src/cuda/decode_hopper.cu): 16 S issued, 11 S done, 12 P published, 13 take
+Events (see HD_T in src/cuda/decode_hopper.cu; producer 0-3, 7-9: the FP8 tile loop): 16 S issued, 11 S done, 12 P published, 13 take
 begins, 15 take done, 14 stage paid, 17 / 18 waiting for a tile begins / ends, producer 1 = stage
 free (tile issued), 4 / 5 / 6 part (V half 0 / half 1 / rope) issued, 21 the other consumer's
 row max taken (hd_consumer_p1). Prints, for the pairs in the middle of the trace, the mean clock of each
@@ -10,7 +10,7 @@ import sys
 from collections import defaultdict
 
 NAMES = {16: "S issue", 11: "S done", 12: "P published", 13: "take begin", 15: "take done",
-         14: "paid", 17: "tile wait begin", 18: "tile wait end", 19: "softmax done", 20: "PV(smem) issued", 1: "issue tile", 0: "fp8 0", 2: "fp8 2", 3: "fp8 3",
+         14: "paid", 17: "tile wait begin", 18: "tile wait end", 19: "softmax done", 20: "PV(smem) issued", 1: "issue tile", 0: "fp8 0", 2: "fp8 2", 3: "fp8 3", 7: "fp8 scales bar", 8: "fp8 chunks 0-3", 9: "fp8 slots read",
          4: "issue half 0", 5: "issue half 1", 6: "issue rope", 21: "got other's m"}
 ROLE = {0: "c0", 1: "c1", 2: "prod"}
 

@@ -1266,51 +1266,43 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
         const uint32_t ca2 = hd_f8_mul(ua ? sa.z : 1.f), ca3 = hd_f8_mul(ua ? sa.w : 1.f);
         const uint32_t cb0 = hd_f8_mul(ub ? sb.x : 1.f), cb1 = hd_f8_mul(ub ? sb.y : 1.f);
         const uint32_t cb2 = hd_f8_mul(ub ? sb.z : 1.f), cb3 = hd_f8_mul(ub ? sb.w : 1.f);
-        HD_F8_BAR(); /* everyone has read the scales: chunk 0 may be written */
-        hd_chunks_done(full0, st, 8, HD_NCH, tid); /* chunk 8, the rope, landed with the raw tile: S may start on it */
-        { /* dequantize in place; each phase loads all its raw words first (shared-memory latency
-             grows while the consumers' wgmma stream the other stage: one load per unit in
-             flight made the phases latency-bound, 2x slower) */
+        { /* dequantize in place, in two phases: slots 0-3 (in registers before the scales' barrier) into
+             chunks 0-3, which lie below the raw slots; then slots 4-7 into registers, a barrier (every slot
+             read by everyone) and chunks 4-7 over the slots. Each phase loads all its raw words first
+             (shared-memory latency grows while the consumers' wgmma stream the other stage: one load per
+             unit in flight made the phases latency-bound, 2x slower); v7's four phases (a barrier each)
+             measured slower (see the header, v20) */
             uint4 w[8];
 #pragma unroll
             for (int j = 0; j < 4; j++) {
                 w[2 * j] = hd_f8_get(g, j, r, q, oa);
                 w[2 * j + 1] = hd_f8_get(g, j, r + 32, q, ob);
             }
-            hd_f8_put(g, 0, r, q, w[0], ca0); /* chunks 0-3: below the raw slots */
-            hd_f8_put(g, 0, r + 32, q, w[1], cb0);
-            hd_f8_put(g, 1, r, q, w[2], ca0);
-            hd_f8_put(g, 1, r + 32, q, w[3], cb0);
-            hd_f8_put(g, 2, r, q, w[4], ca1);
-            hd_f8_put(g, 2, r + 32, q, w[5], cb1);
-            hd_f8_put(g, 3, r, q, w[6], ca1);
-            hd_f8_put(g, 3, r + 32, q, w[7], cb1);
-            hd_chunks_done(full0, st, 0, 4, tid); /* chunks 0-3 written */
+            HD_F8_BAR(); /* everyone has read the scales: chunk 0 may be written */
+            HD_T(2, 7, n);
+            hd_chunks_done(full0, st, 8, HD_NCH, tid); /* chunk 8, the rope, landed with the raw tile */
+#pragma unroll
+            for (int j = 0; j < 4; j++) { /* chunks 0-3: below the raw slots */
+                hd_f8_put(g, j, r, q, w[2 * j], j < 2 ? ca0 : ca1);
+                hd_f8_put(g, j, r + 32, q, w[2 * j + 1], j < 2 ? cb0 : cb1);
+            }
+            hd_chunks_done(full0, st, 0, 4, tid);
+            HD_T(2, 8, n);
             HD_F8_POLL();
-            HD_F8_BAR(); /* slots 0-3 read by everyone */
-            w[0] = hd_f8_get(g, 4, r, q, oa); /* slot 7 stays in registers until phase 4 */
-            w[1] = hd_f8_get(g, 4, r + 32, q, ob);
-            w[2] = hd_f8_get(g, 5, r, q, oa);
-            w[3] = hd_f8_get(g, 5, r + 32, q, ob);
-            w[6] = hd_f8_get(g, 7, r, q, oa);
-            w[7] = hd_f8_get(g, 7, r + 32, q, ob);
-            hd_f8_put(g, 4, r, q, w[0], ca2); /* chunks 4, 5 over slots 0-3 */
-            hd_f8_put(g, 4, r + 32, q, w[1], cb2);
-            hd_f8_put(g, 5, r, q, w[2], ca2);
-            hd_f8_put(g, 5, r + 32, q, w[3], cb2);
-            hd_chunks_done(full0, st, 4, 6, tid);
-            HD_F8_POLL();
-            HD_F8_BAR(); /* slots 4, 5 read by everyone */
-            w[4] = hd_f8_get(g, 6, r, q, oa);
-            w[5] = hd_f8_get(g, 6, r + 32, q, ob);
-            hd_f8_put(g, 6, r, q, w[4], ca3); /* chunk 6 over slots 4, 5 */
-            hd_f8_put(g, 6, r + 32, q, w[5], cb3);
-            hd_chunks_done(full0, st, 6, 7, tid);
-            HD_F8_BAR(); /* slot 6 read by everyone (slot 7 is in registers) */
-            hd_f8_put(g, 7, r, q, w[6], ca3); /* chunk 7 over slots 6, 7 */
-            hd_f8_put(g, 7, r + 32, q, w[7], cb3);
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                w[2 * j] = hd_f8_get(g, 4 + j, r, q, oa);
+                w[2 * j + 1] = hd_f8_get(g, 4 + j, r + 32, q, ob);
+            }
+            HD_F8_BAR(); /* every slot read by everyone */
+            HD_T(2, 9, n);
+#pragma unroll
+            for (int j = 0; j < 4; j++) { /* chunks 4-7 over the slots */
+                hd_f8_put(g, 4 + j, r, q, w[2 * j], j < 2 ? ca2 : ca3);
+                hd_f8_put(g, 4 + j, r + 32, q, w[2 * j + 1], j < 2 ? cb2 : cb3);
+            }
         }
-        hd_chunks_done(full0, st, 7, 8, tid);
+        hd_chunks_done(full0, st, 4, 8, tid);
         HD_F8_POLL();
         HD_T(2, 3, n);
     }
