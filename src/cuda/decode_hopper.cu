@@ -1436,16 +1436,17 @@ MLA_DEV int hd_s_chunk(int j, const int ord) {
 /* S = Q . K^T over chunks j0..j1-1 (of the order ord) of a tile: 4 k-steps of m64n64k16 per 64-column
  * chunk (j0 = 0: the first overwrites s), each chunk after its "full" barrier (fc: chunk 0's of the
  * stage; parity par), committed as one group: the first chunks' products run while the later
- * chunks of the tile still land. */
+ * chunks of the tile still land. nowait: the caller waited for the chunks (the FP8 kernel's consumer
+ * 1: its waits between the wgmmas made ptxas serialize every wgmma of the kernel, C7520). */
 MLA_DEV void hd_issue_s_part(float s[32], uint32_t sq, uint32_t sk, uint32_t fc, uint32_t par, const int ord, const int j0,
-                             const int j1) {
+                             const int j1, const int nowait = 0) {
     hd_opaque(sq); /* recompute the descriptors per call: hoisted out of the loop they take 72 registers */
     const uint64_t dq = hd_desc(sq, 16, 1024), dk = hd_desc(sk, 16, 1024);
     hd_wgmma_fence();
 #pragma unroll
     for (int ks = 4 * j0; ks < 4 * j1; ks++) {
         const int ch = hd_s_chunk(ks >> 2, ord);
-        if ((ks & 3) == 0) hd_mbar_wait(fc + 8u * (uint32_t)ch, par);
+        if (!nowait && (ks & 3) == 0) hd_mbar_wait(fc + 8u * (uint32_t)ch, par);
         const uint32_t off = (uint32_t)(ch * HD_CHUNK + (ks & 3) * 32);
         if (ks == 0) hd_wgmma_n64_first(s, dq + (off >> 4), dk + (off >> 4));
         else hd_wgmma_n64(s, hd_desc_add(dq, off >> 4), hd_desc_add(dk, off >> 4));
@@ -1991,7 +1992,7 @@ MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_
  * The wgmma groups pending at every control-flow join are the same on all paths (ptxas would
  * otherwise serialize the wgmmas), hence the two explicit programs below. */
 MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, uint32_t sbase,
-                         uint32_t sm_u32, int c, int tid) {
+                         uint32_t sm_u32, int c, int tid, const int f8) {
     const int q4 = tid & 3, r0 = (tid >> 5) * 16 + ((tid & 31) >> 2); /* this thread's rows: r0 and r0 + 8 */
     int pos[2], tt[2], hh[2], rv[2];
     const int pos_min = hd_rows(p, J, r0, pos, tt, hh, rv);
@@ -2087,7 +2088,54 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
             hd_mbar_wait(hd_fullc(full0, 1, 0), 0);
             if (hd_mode(sm, 1)) xt = 0;
         }
-        if (J.nt > 1 && xt) {
+        if (f8 && J.nt > 1 && xt) {
+            /* FP8 kernel (v21): P.V of the other's tile first. Its P is published long before this
+               consumer's next tile is dequantized, and stage t (tile t + 2's landing, then its
+               dequantization) is free only once this P.V is done; S_u, its softmax and P.V after */
+            for (;; t += 2) { /* pending: [] */
+                const int u = t + 1;
+                HD_T(1, 13, t);
+                hd_take(sm, C, t, 0, r0, pready0, full0, 1, al);
+                HD_T(1, 15, t);
+                const int nv = sm->nvalid[t & 3];
+                if (nv < HD_KEYS) hd_zero_rows(gk0, nv, 1, tid);
+                hd_rescale(C, al);
+                hd_pin(C.o, 128);
+                hd_issue_pv_smem(C.o, sp, sk0, 1); /* [PV_t P tile, PV_t rest] */
+                HD_WGMMA_WAIT(0);                  /* [] */
+                hd_pin(C.o, 128);
+                hd_pay_pv(empty0, 0, 1);
+                HD_T(1, 14, t);
+                HD_T(1, 16, u);
+                const uint32_t pu = (uint32_t)((u >> 1) & 1);
+                hd_wait_chunks(full0, 1, 0, 4, pu);
+                hd_wait_chunks(full0, 1, 8, HD_NCH, pu);
+                hd_issue_s_part(C.s, sq, sk1, full0 + 8u * HD_NCH, pu, HD_ORD_A, 0, 5, 1); /* [S_u rope, 0-3] */
+                hd_wait_chunks(full0, 1, 4, 8, pu);
+                hd_issue_s_part(C.s, sq, sk1, full0 + 8u * HD_NCH, pu, HD_ORD_A, 5, HD_NCH, 1); /* [.., S_u 4-7] */
+                HD_WGMMA_WAIT(0); /* [] */
+                hd_pin(C.s, 32);
+                hd_pin(C.o, 128);
+                HD_T(1, 11, u);
+                hd_softmax(p, J, sm, C, u, 1, pos, pos_min, r0, q4, al);
+                HD_T(1, 19, u);
+                const int nv1 = sm->nvalid[u & 3];
+                if (nv1 < HD_KEYS) hd_zero_rows(gk1, nv1, 1, tid);
+                hd_publish(sm, sp, sk1, C, 1, r0, q4, tid, pready0 + 8u); /* the P tile: PV_t is done */
+                HD_T(1, 12, u);
+                hd_rescale(C, al);
+                hd_pin(C.o, 128);
+                hd_issue_pv_regs(C.o, C.ph, C.pl, sk1, 1, 0); /* [PV_u] */
+                HD_WGMMA_WAIT(0);                          /* [] */
+                hd_pin(C.o, 128);
+                hd_pay_pv(empty0, 1, 1);
+                HD_T(1, 14, u);
+                if (u + 2 >= J.nt) { /* tile t + 2, if any, has no partner: the tail below */
+                    t += 2;
+                    break;
+                }
+            }
+        } else if (J.nt > 1 && xt) {
             HD_T(1, 16, 1);
             hd_issue_s(C.s, sq, sk1, full0 + 8u * HD_NCH, 0); /* [S_1] */
             for (;; t += 2) { /* pending: [S_u] */
@@ -2495,7 +2543,7 @@ MLA_DEV int hd_q_ahead(const hd_params &p, uint32_t sbase, uint32_t sm_u32, cons
  * current one (hd_q_ahead; qfull keeps its phases across segments); then the segment's
  * __syncthreads (every other barrier quiet), the out stores, the other barriers re-armed. The job
  * goes through shared memory (no schedule state live in the roles). */
-MLA_DEV void hd_decode_body(const hd_params &p, const int p1) {
+MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8) {
     extern __shared__ __align__(1024) uint8_t hd_smem_raw[];
     /* the combine grid (launched as a programmatic dependent) may start its launch now; it waits
        in griddepcontrol.wait for this whole grid to complete */
@@ -2592,7 +2640,7 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1) {
         for (;;) {
             const hd_job J = sm->job;
             if (p1) hd_consumer_p1(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid);
-            else hd_consumer(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid);
+            else hd_consumer(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid, f8);
             const int os = hd_out_smem(p, J);
             if (!p.sched && !os) break;
             __syncthreads();
@@ -2602,9 +2650,15 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1) {
     }
 }
 
-__global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7(const __grid_constant__ hd_params p) { hd_decode_body(p, 0); }
+__global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7(const __grid_constant__ hd_params p) {
+    hd_decode_body(p, 0, 0);
+}
 __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_bf16p(const __grid_constant__ hd_params p) {
-    hd_decode_body(p, 1);
+    hd_decode_body(p, 1, 0);
+}
+/* FP8 caches, default precision: consumer 1 takes the other's tile before its own (v21) */
+__global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_f8(const __grid_constant__ hd_params p) {
+    hd_decode_body(p, 0, 1);
 }
 
 /* A combined row's scale and lse: partial weights 2^(lse2_s - M) summing to W; f = 1 / W times the
@@ -3066,7 +3120,9 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
 
     cudaStream_t stream = mla_cuda_stream(ctx);
     const int p1 = !dbg && a->precision == MLA_PRECISION_BF16_P;
-    void (*kern)(const hd_params) = p1 ? hd_decode_kernel_v7_bf16p : hd_decode_kernel_v7;
+    static int f8o_env = -1; /* MLA_HD_F8_ORDER=0 (A/B): FP8 on the BF16 kernel's consumer order */
+    const int f8k = p.fp8 && hd_env_on("MLA_HD_F8_ORDER", &f8o_env);
+    void (*kern)(const hd_params) = p1 ? hd_decode_kernel_v7_bf16p : (f8k ? hd_decode_kernel_v7_f8 : hd_decode_kernel_v7);
     MLA_CUDA_TRY(ctx, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, HD_SMEM_BYTES),
                  "decode (hopper): shared memory attribute");
     const int64_t slots = (int64_t)p.T * p.H / HD_ROWS + p.B;
