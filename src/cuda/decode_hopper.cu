@@ -1166,6 +1166,17 @@ MLA_DEV int hd_f8_try(const hd_params &p, const hd_job &J, uint32_t sbase, uint3
     return 1;
 }
 
+/* FP8 kernel (v22), TMA path with 64-row boxes: consumer 1's thread 0 issues tile m >= 2 once its
+ * stage is free. It is the last reader of most stages and idle while its next tile dequantizes; the
+ * producer's issuer, polling between its conversion phases, often found the stage still busy and
+ * stalled its warp (the page lookup) inside the next tile's conversion. Smaller boxes keep the
+ * producer's issuers (one thread issuing the 4 sub-blocks of page 16: -28%, serial page lookups). */
+MLA_DEV void hd_f8_refill(const hd_params &p, const hd_job &J, uint32_t sbase, uint32_t empty0, uint32_t landed0, int m) {
+    if (m >= J.nt) return;
+    hd_wait_free(empty0, m & 1, (uint32_t)(((m >> 1) - 1) & 1));
+    hd_f8_issue(p, J, sbase, landed0, m, 0);
+}
+
 /* barrier over the 128 producer threads: an mbarrier (pbar, 128 arrivals; each thread flips its own
  * parity pph), not bar.sync 2, 128: both order the same, but compute-sanitizer racecheck (2025.3)
  * does not credit the named barrier (it reported ~19 WAR hazards between the phases of one tile,
@@ -1173,7 +1184,7 @@ MLA_DEV int hd_f8_try(const hd_params &p, const hd_job &J, uint32_t sbase, uint3
  * reports 0 with the mbarrier; speed unchanged (H200 bench within 1%) */
 #define HD_F8_BAR() do { hd_mbar_arrive(pbar); hd_mbar_wait(pbar, pph); pph ^= 1u; } while (0)
 MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, uint32_t sbase,
-                             uint32_t sm_u32, int tid) {
+                             uint32_t sm_u32, int tid, const int f8) {
     const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
     const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
     const uint32_t landed0 = sm_u32 + (uint32_t)offsetof(hd_small, landed);
@@ -1190,7 +1201,7 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
         hd_f8_try(p, J, sbase, empty0, landed0, &next, 1, iw);
         hd_f8_try(p, J, sbase, empty0, landed0, &next, 1, iw);
     }
-#define HD_F8_POLL() do { if (issuer) hd_f8_try(p, J, sbase, empty0, landed0, &next, 0, iw); } while (0)
+#define HD_F8_POLL() do { if (issuer && !ci) hd_f8_try(p, J, sbase, empty0, landed0, &next, 0, iw); } while (0)
     int exact = 1; /* rope-aware: always the exact program (one scale per key: its sigma) */
     if (!p.ra) { /* the CTA's program: every scale of its keys a power of two (one pass over the 16-byte
          scales while tiles 0 and 1 land) */
@@ -1203,13 +1214,16 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
         }
         HD_BAR_OR(7, 128, bad, exact);
     }
+    /* the FP8 kernel's seesaw program: consumer 1 issues tiles 2.. (hd_f8_refill); the exact program's
+       consumers do not */
+    const int ci = f8 && p.tma && p.box == HD_KEYS && !exact && J.nt > 1;
     for (int n = 0; n < J.nt; n++) {
         const int st = n & 1, k = n >> 1;
         const int key0 = (J.t_begin + n) * HD_KEYS;
         HD_T(2, 0, n);
         const int oa = hd_f8_row(p, J, key0 + r) != NULL, ob = hd_f8_row(p, J, key0 + r + 32) != NULL;
         if (p.tma) { /* the issuers issued tile n after the stage's "empty"; landed orders us after it */
-            if (issuer) while (next <= n) hd_f8_try(p, J, sbase, empty0, landed0, &next, 1, iw);
+            if (issuer && !ci) while (next <= n) hd_f8_try(p, J, sbase, empty0, landed0, &next, 1, iw);
             hd_mbar_wait(landed0 + 8u * st, (uint32_t)(k & 1));
         } else if (k >= 1) {
             hd_wait_free(empty0, st, (uint32_t)((k - 1) & 1)); /* consumers done with tile n-2 */
@@ -1311,7 +1325,7 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
 }
 
 MLA_DEV void hd_producer(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, uint32_t sbase, uint32_t sm_u32,
-                         int tid, const int p1) {
+                         int tid, const int p1, const int f8) {
     const int pair = tid >> 6, pt = tid & 63;
     const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
     const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
@@ -1364,7 +1378,7 @@ MLA_DEV void hd_producer(const hd_params &p, const hd_job &J, hd_small *sm, uint
     }
 q_done:
     if (p.fp8) {
-        hd_producer_fp8(p, J, sm, gbase, sbase, sm_u32, tid);
+        hd_producer_fp8(p, J, sm, gbase, sbase, sm_u32, tid, f8);
         return;
     }
     if (p.tma) {
@@ -2000,6 +2014,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
     const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
     const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
     const uint32_t pready0 = sm_u32 + (uint32_t)offsetof(hd_small, pready);
+    const uint32_t landed0 = sm_u32 + (uint32_t)offsetof(hd_small, landed);
     const uint32_t sk0 = sbase + HD_SK0, sk1 = sbase + HD_SK1;
     uint8_t *const gk0 = gbase + HD_SK0, *const gk1 = gbase + HD_SK1;
 
@@ -2106,6 +2121,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                 hd_pin(C.o, 128);
                 hd_pay_pv(empty0, 0, 1);
                 HD_T(1, 14, t);
+                if (p.tma && p.box == HD_KEYS && tid == 0) hd_f8_refill(p, J, sbase, empty0, landed0, t + 2);
                 HD_T(1, 16, u);
                 const uint32_t pu = (uint32_t)((u >> 1) & 1);
                 hd_wait_chunks(full0, 1, 0, 4, pu);
@@ -2130,6 +2146,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                 hd_pin(C.o, 128);
                 hd_pay_pv(empty0, 1, 1);
                 HD_T(1, 14, u);
+                if (p.tma && p.box == HD_KEYS && tid == 0) hd_f8_refill(p, J, sbase, empty0, landed0, u + 2);
                 if (u + 2 >= J.nt) { /* tile t + 2, if any, has no partner: the tail below */
                     t += 2;
                     break;
@@ -2603,7 +2620,7 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8) {
                 HD_CT(7, ((unsigned long long)J.b << 16) | (unsigned)J.nt);
                 HD_CT(8, clock64());
             }
-            hd_producer(p, J, sm, gbase, sbase, sm_u32, tid, p1);
+            hd_producer(p, J, sm, gbase, sbase, sm_u32, tid, p1, f8);
             const int os = hd_out_smem(p, J);
             if (!p.sched) {
                 if (os) {
