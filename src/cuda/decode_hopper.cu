@@ -1124,11 +1124,17 @@ MLA_DEV void hd_prefetch_l2(const void *src, uint32_t bytes) {
  * per issuer): the 8 latent slot boxes, the rope box and the scales box at the sub-block's row
  * offset; a plain arrival when the sub-block is past seq_len or on an out-of-range page (its rows
  * have no key: the dequantization writes zeros there). Its sub-block of tile m+2 into L2. */
-MLA_DEV void hd_f8_issue(const hd_params &p, const hd_job &J, uint32_t sbase, uint32_t landed0, int m, int w) {
+MLA_DEV int32_t hd_f8_page(const hd_params &p, const hd_job &J, int m, int w) {
+    const int key0 = (J.t_begin + m) * HD_KEYS + w * p.box;
+    return key0 < J.seq ? p.bt[(int64_t)J.b * p.bt_stride + key0 / p.page_size] : -1;
+}
+/* pg: the sub-block's page (hd_f8_page) when the caller looked it up ahead, else HD_PAGE_LOOKUP */
+#define HD_PAGE_LOOKUP (-3)
+MLA_DEV void hd_f8_issue(const hd_params &p, const hd_job &J, uint32_t sbase, uint32_t landed0, int m, int w,
+                         int32_t pg = HD_PAGE_LOOKUP) {
     const int box = p.box, key0 = (J.t_begin + m) * HD_KEYS + w * box;
     const uint32_t bar = landed0 + 8u * (uint32_t)(m & 1);
-    int32_t page = -1;
-    if (key0 < J.seq) page = p.bt[(int64_t)J.b * p.bt_stride + key0 / p.page_size];
+    const int32_t page = pg == HD_PAGE_LOOKUP ? hd_f8_page(p, J, m, w) : pg;
     if (page >= 0 && page < p.num_pages) {
         const int row = key0 % p.page_size;
         const uint32_t dst = sbase + ((m & 1) ? HD_SK1 : HD_SK0);
@@ -1171,10 +1177,11 @@ MLA_DEV int hd_f8_try(const hd_params &p, const hd_job &J, uint32_t sbase, uint3
  * producer's issuer, polling between its conversion phases, often found the stage still busy and
  * stalled its warp (the page lookup) inside the next tile's conversion. Smaller boxes keep the
  * producer's issuers (one thread issuing the 4 sub-blocks of page 16: -28%, serial page lookups). */
-MLA_DEV void hd_f8_refill(const hd_params &p, const hd_job &J, uint32_t sbase, uint32_t empty0, uint32_t landed0, int m) {
+MLA_DEV void hd_f8_refill(const hd_params &p, const hd_job &J, uint32_t sbase, uint32_t empty0, uint32_t landed0, int m,
+                          int32_t pg) {
     if (m >= J.nt) return;
     hd_wait_free(empty0, m & 1, (uint32_t)(((m >> 1) - 1) & 1));
-    hd_f8_issue(p, J, sbase, landed0, m, 0);
+    hd_f8_issue(p, J, sbase, landed0, m, 0, pg);
 }
 
 /* barrier over the 128 producer threads: an mbarrier (pbar, 128 arrivals; each thread flips its own
@@ -2107,8 +2114,12 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
             /* FP8 kernel (v21): P.V of the other's tile first. Its P is published long before this
                consumer's next tile is dequantized, and stage t (tile t + 2's landing, then its
                dequantization) is free only once this P.V is done; S_u, its softmax and P.V after */
+            const int refill = p.tma && p.box == HD_KEYS && tid == 0;
             for (;; t += 2) { /* pending: [] */
                 const int u = t + 1;
+                /* the pages of tiles t+2, u+2 (hd_f8_refill below), looked up while P_t comes */
+                const int32_t pgt = refill && t + 2 < J.nt ? hd_f8_page(p, J, t + 2, 0) : -1;
+                const int32_t pgu = refill && u + 2 < J.nt ? hd_f8_page(p, J, u + 2, 0) : -1;
                 HD_T(1, 13, t);
                 hd_take(sm, C, t, 0, r0, pready0, full0, 1, al);
                 HD_T(1, 15, t);
@@ -2121,7 +2132,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                 hd_pin(C.o, 128);
                 hd_pay_pv(empty0, 0, 1);
                 HD_T(1, 14, t);
-                if (p.tma && p.box == HD_KEYS && tid == 0) hd_f8_refill(p, J, sbase, empty0, landed0, t + 2);
+                if (refill) hd_f8_refill(p, J, sbase, empty0, landed0, t + 2, pgt);
                 HD_T(1, 16, u);
                 const uint32_t pu = (uint32_t)((u >> 1) & 1);
                 hd_wait_chunks(full0, 1, 0, 4, pu);
@@ -2146,7 +2157,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                 hd_pin(C.o, 128);
                 hd_pay_pv(empty0, 1, 1);
                 HD_T(1, 14, u);
-                if (p.tma && p.box == HD_KEYS && tid == 0) hd_f8_refill(p, J, sbase, empty0, landed0, u + 2);
+                if (refill) hd_f8_refill(p, J, sbase, empty0, landed0, u + 2, pgu);
                 if (u + 2 >= J.nt) { /* tile t + 2, if any, has no partner: the tail below */
                     t += 2;
                     break;
