@@ -118,6 +118,24 @@
          waits for the next group's loads in flight (2 or 1 hand-overs a tile instead of 5: no
          better, S then starts later); with 56 producer registers two groups in flight spilled, and
          one group in flight plus L1 prefetches (prefetch.global.L1) measured 146 TF (L1 is 28 KB).
+     v20 FP8 dequantization in two phases (slots 0-3 into chunks 0-3, then slots 4-7 in registers, one
+         barrier, chunks 4-7 over the slots): two producer barriers a tile instead of five. H100, same
+         run, v19's base (v7) -> v20: FP8 s_q=2 8K 197 -> 203 TF, s_q=1 191 -> 197, h=16 914 -> 943 GB/s.
+     v21 hd_decode_kernel_v7_f8 (FP8 caches, default precision): consumer 1 runs P.V of the other's tile
+         before its own S (the HD_TRACE timeline put stage t's release, hence tile t+2's landing, behind
+         consumer 1's S_{t+1}, which waited for t+1's dequantization while P_t sat ready); that S waits
+         for its chunks in two parts outside the wgmma sequence (waits between them made ptxas
+         serialize every wgmma, C7520). H100 same run: FP8 s_q=2 8K 206 -> 215 TF, h=16 936 -> 984 GB/s.
+     v22 the FP8 kernel with 64-row boxes: consumer 1's thread 0 issues tiles 2.. (hd_f8_refill) once
+         their stage is free; the producer's issuer had polled for it between its conversion phases
+         and, when it issued mid-tile, stalled its warp on the page lookup. H100 same run: FP8 s_q=2 8K
+         215 -> 244 TF, s_q=1 208 -> 234, h=16 994 -> 1068 GB/s, b=4 407 -> 434 GB/s (page 16 keeps
+         the producer's issuers: one thread issuing 4 sub-blocks measured -28%).
+     v23 that consumer looks up the pages of its next two tiles while it waits for P: h=16 1066 -> 1132
+         GB/s, other FP8 shapes +0..1%. Not kept: the block-table lookups of tile n+1 loaded during tile
+         n (-3%: producer spills), the tile's metadata ahead of its landing (neutral).
+         Timeline now (spec 8K, traced): pair ~16K cycles; stage free -> tile landed ~3.9K (lookup +
+         TMA), landed -> chunks 0-3 converted ~4K (LDS/STS against the consumers' wgmma traffic).
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
@@ -147,7 +165,9 @@
      the block table (zero-fill for rows without a key), fence.proxy.async, each warp's lane 0
      arrives on the 9 chunk barriers.
    MLA_KV_FP8: all four warps load raw tiles into the stage and dequantize them there (see the
-   FP8 section of the producer); the consumers are the same.
+   FP8 section of the producer); the consumers are the same, except that in the FP8 kernel
+   (hd_decode_kernel_v7_f8, default precision) consumer 1 takes the other's tile before its own and,
+   on 64-row boxes, issues the TMA of tiles 2.. (hd_f8_refill).
    Warpgroups 1, 2 = consumers c = 0, 1 (setmaxnreg 224): consumer c owns O[:, 256c, 256c+256)
    (128 f32 registers per thread) and the tiles t with t % 2 == c (see hd_consumer):
      own tile:  S = Q K^T (36 x m64n64k16, Q and K K-major in smem), mask, running max (lazy),
@@ -1047,13 +1067,14 @@ MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, 
  * columns 64j..64j+63) at HD_F8_RAW + 4096 j, the rope straight into chunk 8 in its final
  * swizzled layout, the scales (16 B per row) at the stage's start. TMA when page_size % 16 == 0
  * (per sub-block of box rows: 8 slot boxes, the rope box and the scales box on landed[st], issued
- * by thread 0 as soon as the stage is free, polled between conversion phases; an L2 prefetch of
- * tile n+2's rows), else cp.async (41 pieces per row through the block table, zero-filled where no key).
+ * by the sub-block's producer issuer as soon as the stage is free, polled between conversion phases,
+ * or, in the FP8 kernel's seesaw program with 64-row boxes, by consumer 1 (hd_f8_refill); an L2
+ * prefetch of tile n+2's rows), else cp.async (41 pieces per row through the block table, zero-filled where no key).
  * Then thread tid reads the scales of its rows r = tid / 4 and r + 32 (a barrier: chunk 0 is
  * written next) and dequantizes columns 16 (tid % 4) .. + 15 of every slot of both rows into the
- * bf16 chunks in place, in four phases so that no raw slot is overwritten before everyone has
- * read it: chunks 0-3 lie below the slots; chunks 4, 5 over slots 0-3; chunk 6 over slots 4, 5;
- * chunk 7 over slots 6, 7 (slot 7 held in registers since phase 2). Rows without a key become
+ * bf16 chunks in place, in two phases so that no raw slot is overwritten before everyone has
+ * read it: chunks 0-3 lie below the slots; chunks 4-7 over them, written once every slot is in
+ * registers (v7 had four phases, a barrier each). Rows without a key become
  * zeros (the consumers zero nothing; NaN bytes in unused slots never reach a product).
  * Exactness: e4m3 * scale is exact in bf16 when the scale is a power of two (DeepSeek's writer
  * and ours): such CTAs hold bf16(e4m3 * scale) (hd_e4m3x2) and run the seesaw program unchanged.
