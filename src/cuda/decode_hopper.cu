@@ -1717,6 +1717,29 @@ MLA_DEV void hd_pay_pv(uint32_t empty0, int st, int c) {
     hd_mbar_arrive(hd_emptyp(empty0, st, c));
     if (c != st) hd_mbar_arrive(hd_emptyp(empty0, st, 2));
 }
+/* default precision: consumer c takes the other's tile t in stage st (its P, alpha, the V chunks of
+ * half c), zeroes its keyless rows in half c, rescales O and issues the P.V from shared memory:
+ * [PV_t P tile, PV_t rest] */
+MLA_DEV void hd_take_pv(hd_small *sm, hd_cstate &C, int t, int st, int r0, uint32_t pready, uint32_t full0, uint32_t sp,
+                        uint32_t sk, uint8_t *gk, int c, int tid, float al[2]) {
+    hd_take(sm, C, t, st, r0, pready, full0, c, al);
+    HD_T(c, 15, t);
+    const int nv = sm->nvalid[t & 3];
+    if (nv < HD_KEYS) hd_zero_rows(gk, nv, c, tid);
+    hd_rescale(C, al);
+    hd_pin(C.o, 128);
+    hd_issue_pv_smem(C.o, sp, sk, c);
+}
+/* default precision, nothing in flight: consumer c's P.V of its own tile (stage st = c, P in
+ * registers) into its V half, then the half paid at once (its reload is on the critical path) */
+MLA_DEV void hd_pv_own(hd_cstate &C, const float al[2], uint32_t sk, uint32_t empty0, int c) {
+    hd_rescale(C, al);
+    hd_pin(C.o, 128);
+    hd_issue_pv_regs(C.o, C.ph, C.pl, sk, c, 0); /* [PV] */
+    HD_WGMMA_WAIT(0);                          /* [] */
+    hd_pin(C.o, 128);
+    hd_pay_pv(empty0, c, c);
+}
 
 /* ---- the exact program (FP8 tiles whose scales are not all powers of two) ---------------------
  * The stage holds raw values bf16(e4m3) (exact) and the scales sit at the P tile + 1024 st as
@@ -2074,22 +2097,11 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
             if (nv < HD_KEYS) hd_zero_rows(gk0, nv, 0, tid);
             hd_publish(sm, sp, sk0, C, 0, r0, q4, tid, pready0);
             HD_T(0, 12, t);
-            hd_rescale(C, al);
-            hd_pin(C.o, 128);
-            hd_issue_pv_regs(C.o, C.ph, C.pl, sk0, 0, 0); /* [PV_t] */
-            HD_WGMMA_WAIT(0); /* []: pay the V half at once, its reload is on the critical path */
-            hd_pin(C.o, 128);
-            hd_pay_pv(empty0, 0, 0);
+            hd_pv_own(C, al, sk0, empty0, 0); /* [PV_t] -> [], paid */
             HD_T(0, 14, t);
             if (u >= J.nt) break;
             HD_T(0, 13, u);
-            hd_take(sm, C, u, 1, r0, pready0 + 8u, full0, 0, al);
-            HD_T(0, 15, u);
-            const int nv1 = sm->nvalid[u & 3];
-            if (nv1 < HD_KEYS) hd_zero_rows(gk1, nv1, 0, tid);
-            hd_rescale(C, al);
-            hd_pin(C.o, 128);
-            hd_issue_pv_smem(C.o, sp, sk1, 0); /* [PV_u P tile, PV_u rest] */
+            hd_take_pv(sm, C, u, 1, r0, pready0 + 8u, full0, sp, sk1, gk1, 0, tid, al); /* [PV_u P tile, PV_u rest] */
             if (t + 2 >= J.nt) {
                 HD_WGMMA_WAIT(0); /* [] */
                 hd_pin(C.o, 128);
@@ -2142,14 +2154,8 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                 const int32_t pgt = refill && t + 2 < J.nt ? hd_f8_page(p, J, t + 2, 0) : -1;
                 const int32_t pgu = refill && u + 2 < J.nt ? hd_f8_page(p, J, u + 2, 0) : -1;
                 HD_T(1, 13, t);
-                hd_take(sm, C, t, 0, r0, pready0, full0, 1, al);
-                HD_T(1, 15, t);
-                const int nv = sm->nvalid[t & 3];
-                if (nv < HD_KEYS) hd_zero_rows(gk0, nv, 1, tid);
-                hd_rescale(C, al);
-                hd_pin(C.o, 128);
-                hd_issue_pv_smem(C.o, sp, sk0, 1); /* [PV_t P tile, PV_t rest] */
-                HD_WGMMA_WAIT(0);                  /* [] */
+                hd_take_pv(sm, C, t, 0, r0, pready0, full0, sp, sk0, gk0, 1, tid, al); /* [PV_t P tile, PV_t rest] */
+                HD_WGMMA_WAIT(0); /* [] */
                 hd_pin(C.o, 128);
                 hd_pay_pv(empty0, 0, 1);
                 HD_T(1, 14, t);
@@ -2171,12 +2177,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                 if (nv1 < HD_KEYS) hd_zero_rows(gk1, nv1, 1, tid);
                 hd_publish(sm, sp, sk1, C, 1, r0, q4, tid, pready0 + 8u); /* the P tile: PV_t is done */
                 HD_T(1, 12, u);
-                hd_rescale(C, al);
-                hd_pin(C.o, 128);
-                hd_issue_pv_regs(C.o, C.ph, C.pl, sk1, 1, 0); /* [PV_u] */
-                HD_WGMMA_WAIT(0);                          /* [] */
-                hd_pin(C.o, 128);
-                hd_pay_pv(empty0, 1, 1);
+                hd_pv_own(C, al, sk1, empty0, 1); /* [PV_u] -> [], paid */
                 HD_T(1, 14, u);
                 if (refill) hd_f8_refill(p, J, sbase, empty0, landed0, u + 2, pgu);
                 if (u + 2 >= J.nt) { /* tile t + 2, if any, has no partner: the tail below */
@@ -2217,12 +2218,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                 hd_pin(C.o, 128);
                 hd_pay_pv(empty0, 0, 1);
                 HD_T(1, 14, t);
-                hd_rescale(C, al);
-                hd_pin(C.o, 128);
-                hd_issue_pv_regs(C.o, C.ph, C.pl, sk1, 1, 0); /* [PV_u] */
-                HD_WGMMA_WAIT(0);                          /* [] */
-                hd_pin(C.o, 128);
-                hd_pay_pv(empty0, 1, 1);
+                hd_pv_own(C, al, sk1, empty0, 1); /* [PV_u] -> [], paid */
                 HD_T(1, 14, u);
                 if (u + 2 >= J.nt) {
                     t += 2;
@@ -2246,12 +2242,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
             if (hd_mode(sm, 0)) xt = t;
         }
         if (xt == J.nt && t < J.nt) {
-            hd_take(sm, C, t, 0, r0, pready0, full0, 1, al);
-            const int nv = sm->nvalid[t & 3];
-            if (nv < HD_KEYS) hd_zero_rows(gk0, nv, 1, tid);
-            hd_rescale(C, al);
-            hd_pin(C.o, 128);
-            hd_issue_pv_smem(C.o, sp, sk0, 1); /* [PV_t] */
+            hd_take_pv(sm, C, t, 0, r0, pready0, full0, sp, sk0, gk0, 1, tid, al); /* [PV_t] */
             HD_WGMMA_WAIT(0);
             hd_pin(C.o, 128);
             hd_pay_pv(empty0, 0, 1);
