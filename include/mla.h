@@ -159,8 +159,9 @@ typedef enum mla_precision {
     MLA_PRECISION_BF16_P = 1   /* the softmax probabilities P are rounded to one bf16 before P.V, as
                                   FlashMLA does: out errs by up to ~2^-9 of the values' spread (about
                                   4e-3 for unit-scale values, past SPEC 5's atol). The CUDA Hopper decode
-                                  then skips its second P.V term (1.47x less tensor work); the other
-                                  paths compute as with MLA_PRECISION_SPEC. */
+                                  then skips its second P.V term (1.47x less tensor work) on BF16
+                                  caches; FP8 caches and the other paths compute as with
+                                  MLA_PRECISION_SPEC (on Hopper that program is the faster one there). */
 } mla_precision;
 
 typedef struct mla_decode_args {
