@@ -136,6 +136,11 @@
          n (-3%: producer spills), the tile's metadata ahead of its landing (neutral).
          Timeline now (spec 8K, traced): pair ~16K cycles; stage free -> tile landed ~3.9K (lookup +
          TMA), landed -> chunks 0-3 converted ~4K (LDS/STS against the consumers' wgmma traffic).
+     v24 (not kept) the owner consumer converting its tile's second half (slots 4-7, the producer
+         the first, a per-stage mbarrier in two phases between them): correct (tests, racecheck) but
+         slower, H100 same run, 8K 244 -> 225.5 TF (both consumers; converting under PV_u, before
+         paying stage 1, measured 222.5) and 231 (consumer 1 only): the conversion moved onto the
+         consumers' own chains, which reach it later than the producer did.
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
@@ -277,9 +282,7 @@ typedef struct hd_small {
     int32_t nvalid[4];          /* per tile n (slot n & 3): rows [nvalid, 64) hold no key; with TMA they may
                                    hold anything (NaN) and each consumer zeroes them in its V half */
     uint64_t pready[2];         /* mbarrier per stage: the owner published P and m of the tile (128) */
-    uint64_t mready[2];         /* hd_consumer_p1: per consumer c, m after its tile of the pair in xm[c] (128);
-                                   the FP8 kernel's seesaw: per stage, raw slots 0-3 read by the producer
-                                   (phase A), then slots 4-7 read by the owner consumer (phase B), 128 each */
+    uint64_t mready[2];         /* hd_consumer_p1: per consumer c, m after its tile of the pair in xm[c] (128) */
     float xm[2][HD_ROWS];       /* per stage: running row max after the tile (log2 units); at the
                                    end: per consumer, the row sums */
     const uint8_t *rows[2][HD_ROWS]; /* per producer pair: global address of each row or NULL */
@@ -1207,34 +1210,6 @@ MLA_DEV void hd_f8_refill(const hd_params &p, const hd_job &J, uint32_t sbase, u
     hd_f8_issue(p, J, sbase, landed0, m, 0, pg);
 }
 
-/* The FP8 kernel's seesaw with 64-row boxes and two tiles or more (v24): the owner consumer of a
- * tile converts its second half (slots 4-7 into chunks 4-7) while the producer converts the first.
- * Both sides decide it alike (hd_f8_cc; the producer adds "not the exact program"). */
-MLA_DEV int hd_f8_cc(const hd_params &p, const hd_job &J) { return p.tma && p.box == HD_KEYS && J.nt > 1; }
-/* consumer c, tile n of its own (stage st = c): wait until the producer has read slots 0-3 and left the
- * multipliers of scales 2, 3 of every row at the slots' start (mready[st] phase A), read them and slots
- * 4-7, arrive (phase B: every consumer thread has read them), then write chunks 4-7 over the slots and
- * hand them to wgmma (one arrival per warp, as the producer's) */
-MLA_DEV void hd_f8_convert_hi(uint8_t *g, uint32_t raw0, uint32_t full0, int st, int tid) {
-    const int r = tid >> 2, q = tid & 3;
-    hd_mbar_wait(raw0, 0u);
-    const uint2 ma = *(const uint2 *)(g + HD_F8_RAW + r * 8), mb = *(const uint2 *)(g + HD_F8_RAW + (r + 32) * 8);
-    uint4 w[8];
-#pragma unroll
-    for (int j = 0; j < 4; j++) { /* a multiplier of 0: no key in that row (the raw bytes may be NaN) */
-        w[2 * j] = hd_f8_get(g, 4 + j, r, q, (j < 2 ? ma.x : ma.y) != 0u);
-        w[2 * j + 1] = hd_f8_get(g, 4 + j, r + 32, q, (j < 2 ? mb.x : mb.y) != 0u);
-    }
-    hd_mbar_arrive(raw0);
-    hd_mbar_wait(raw0, 1u);
-#pragma unroll
-    for (int j = 0; j < 4; j++) {
-        hd_f8_put(g, 4 + j, r, q, w[2 * j], j < 2 ? ma.x : ma.y);
-        hd_f8_put(g, 4 + j, r + 32, q, w[2 * j + 1], j < 2 ? mb.x : mb.y);
-    }
-    hd_chunks_done(full0, st, 4, 8, tid);
-}
-
 /* barrier over the 128 producer threads: an mbarrier (pbar, 128 arrivals; each thread flips its own
  * parity pph), not bar.sync 2, 128: both order the same, but compute-sanitizer racecheck (2025.3)
  * does not credit the named barrier (it reported ~19 WAR hazards between the phases of one tile,
@@ -1274,7 +1249,7 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
     }
     /* the FP8 kernel's seesaw program: consumer 1 issues tiles 2.. (hd_f8_refill); the exact program's
        consumers do not */
-    const int ci = f8 && hd_f8_cc(p, J) && !exact; /* also: the owner consumer converts slots 4-7 (v24) */
+    const int ci = f8 && p.tma && p.box == HD_KEYS && !exact && J.nt > 1;
     for (int n = 0; n < J.nt; n++) {
         const int st = n & 1, k = n >> 1;
         const int key0 = (J.t_begin + n) * HD_KEYS;
@@ -1352,14 +1327,6 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
             }
             HD_F8_BAR(); /* everyone has read the scales: chunk 0 may be written */
             HD_T(2, 7, n);
-            if (ci) { /* slots 0-3 are read: the multipliers of scales 2, 3 for the owner consumer there (0: no
-                         key), then phase A of mready[st] */
-                if (q == 0) {
-                    *(uint2 *)(g + HD_F8_RAW + r * 8) = make_uint2(oa ? ca2 : 0u, oa ? ca3 : 0u);
-                    *(uint2 *)(g + HD_F8_RAW + (r + 32) * 8) = make_uint2(ob ? cb2 : 0u, ob ? cb3 : 0u);
-                }
-                hd_mbar_arrive(sm_u32 + (uint32_t)offsetof(hd_small, mready) + 8u * (uint32_t)st);
-            }
             hd_chunks_done(full0, st, 8, HD_NCH, tid); /* chunk 8, the rope, landed with the raw tile */
 #pragma unroll
             for (int j = 0; j < 4; j++) { /* chunks 0-3: below the raw slots */
@@ -1368,7 +1335,6 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
             }
             hd_chunks_done(full0, st, 0, 4, tid);
             HD_T(2, 8, n);
-            if (ci) continue; /* chunks 4-7: the owner consumer */
             HD_F8_POLL();
 #pragma unroll
             for (int j = 0; j < 4; j++) {
@@ -2105,8 +2071,6 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
     const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
     const uint32_t pready0 = sm_u32 + (uint32_t)offsetof(hd_small, pready);
     const uint32_t landed0 = sm_u32 + (uint32_t)offsetof(hd_small, landed);
-    const uint32_t raw00 = sm_u32 + (uint32_t)offsetof(hd_small, mready); /* FP8 kernel: hd_f8_convert_hi */
-    const int cc = hd_f8_cc(p, J);
     const uint32_t sk0 = sbase + HD_SK0, sk1 = sbase + HD_SK1;
     uint8_t *const gk0 = gbase + HD_SK0, *const gk1 = gbase + HD_SK1;
 
@@ -2123,7 +2087,6 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
           hd_mbar_wait(hd_fullc(full0, 0, 0), 0); /* mode[] comes with chunk 0 */
           if (hd_mode(sm, 0)) xt = 0;
           if (xt) {
-          if (f8 && cc) hd_f8_convert_hi(gk0, raw00, full0, 0, tid); /* tile 0's chunks 4-7 */
           HD_T(0, 16, 0);
           HD_CT(3, clock64());
           hd_issue_s(C.s, sq, sk0, full0, 0); /* [S_0] */
@@ -2151,7 +2114,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                 break;
             }
             const uint32_t par = (uint32_t)(((t + 2) >> 1) & 1);
-            if (!(f8 && cc) && hd_mbar_test(hd_fullc(full0, 0, HD_NCH - 1), par) &&
+            if (hd_mbar_test(hd_fullc(full0, 0, HD_NCH - 1), par) &&
                 hd_mbar_test(hd_fullc(full0, 0, 0), par) &&
                 !hd_mode(sm, 0)) { /* tile t+2 is (most likely all) in: S_{t+2} right behind P.V */
                 HD_T(0, 16, t + 2);
@@ -2166,9 +2129,6 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                 hd_pay_pv(empty0, 1, 0);
                 HD_T(0, 14, u);
                 HD_T(0, 17, t + 2);
-                /* FP8 kernel: tile t+2's chunks 4-7 (after paying stage 1: converting under PV_u held its
-                   release behind tile t+2's landing, -9%) */
-                if (f8 && cc) hd_f8_convert_hi(gk0, raw00, full0, 0, tid);
                 hd_mbar_wait(hd_fullc(full0, 0, 0), par);
                 HD_T(0, 18, t + 2);
                 if (hd_mode(sm, 0)) { /* FP8: the exact program from tile t+2 on */
@@ -2205,7 +2165,6 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                 hd_pay_pv(empty0, 0, 1);
                 HD_T(1, 14, t);
                 if (refill) hd_f8_refill(p, J, sbase, empty0, landed0, t + 2, pgt);
-                if (cc) hd_f8_convert_hi(gk1, raw00 + 8u, full0, 1, tid); /* tile u's chunks 4-7 */
                 HD_T(1, 16, u);
                 const uint32_t pu = (uint32_t)((u >> 1) & 1);
                 hd_wait_chunks(full0, 1, 0, 4, pu);
