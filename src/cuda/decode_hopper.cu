@@ -141,6 +141,9 @@
          slower, H100 same run, 8K 244 -> 225.5 TF (both consumers; converting under PV_u, before
          paying stage 1, measured 222.5) and 231 (consumer 1 only): the conversion moved onto the
          consumers' own chains, which reach it later than the producer did.
+     v25 (not kept) the producer's scales by __ldg during the landing wait, no scales box and no
+         barrier before the first phase: 8K 243.5 -> 226.5 TF, and rope-aware / page 16 (other paths)
+         -7% too: the 56-register producer spilled more (LDL/STL 223 -> 252).
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
