@@ -77,6 +77,7 @@ typedef struct hcase {
                                 scales 0: sigma a power of two (SPEC 3), 1: sigma = amax / 448 * (1 + u) */
     int sig_pad;             /* ra: sigma_stride_page = page + sig_pad (NaN in the padding); 0: stride 0 */
     int p1;                  /* MLA_PRECISION_BF16_P: out within TOL_BF16P_OUT, lse within SPEC 5 */
+    int narrow;              /* 1: the narrow kernel (decode_narrow.cu) must be the one taking it */
 } hcase;
 
 /* MLA_PRECISION_BF16_P (one bf16 P term): per probability 2^-9 relative, out off by up to ~2^-9 of
@@ -427,6 +428,8 @@ static void run_case(h_rng *r, const hcase *c) {
 
     char why[200];
     if (!mla_cuda_decode_hopper_supported(g_gpu, &a, why, sizeof why)) EXPECT(0, "unsupported: %s", why);
+    const char *ne = getenv("MLA_HD_NARROW");
+    if (c->narrow && !(ne && atoi(ne) == 0)) EXPECT(mla_cuda_decode_hopper_narrow(&a), "the narrow kernel does not take it");
     const int runs = c->nsplits + (c->twice ? 1 : 0);
     for (int run = 0; run < runs && !h_case_bad; run++) {
         const int ns = run < c->nsplits ? c->splits[run] : c->splits[0];
@@ -721,6 +724,69 @@ static void run_fp8(h_rng *r) {
         hcase c = mk(128, 64, 1, 1, q, s);
         c.fp8 = 1;
         c.nsplits = 3; c.splits[0] = 0; c.splits[1] = 1; c.splits[2] = 7;
+        run_case(r, &c);
+    }
+}
+
+/* The narrow kernel (16 rows a CTA, FP8 pages of multiples of 16): requests of at most 16 rows on
+ * average. H x seq_len x page, causal with two tokens where 2 H <= 16, sinks, splits; scales not
+ * powers of two (all, some tiles); q_len 0 and empty requests; an out-of-range page; padded
+ * strides; one long request split many ways. NaN fills every unused byte of the pool. */
+static void run_narrow(h_rng *r) {
+    static const int Hs[4] = {1, 4, 8, 16};
+    static const int Ss[5] = {1, 63, 65, 1000, 4097};
+    static const int Ps[4] = {64, 16, 32, 128};
+    int k = 0;
+    for (int hi = 0; hi < 4; hi++)
+        for (int si = 0; si < 5; si++, k++) {
+            const int H = Hs[hi], S = Ss[si];
+            if (g_quick && !((H == 16 && S == 1000) || (H == 8 && S == 65))) continue;
+            int q[2] = {H <= 8 && S >= 2 ? 2 : 1, (k % 3 == 1) ? 0 : 1}, s[2] = {S, S / 2 + 1};
+            hcase c = mk(H, Ps[k % 4], (k % 4) != 3, 2, q, s);
+            c.fp8 = 1; c.narrow = 1;
+            c.sink_mode = (k % 3 == 0);
+            c.nsplits = 2; c.splits[0] = 0; c.splits[1] = (k % 2) ? 1 : 7;
+            run_case(r, &c);
+        }
+    { /* scales not powers of two everywhere; then in tiles 5, 6 only */
+        const int q[2] = {1, 1}, s[2] = {1000, 130};
+        hcase c = mk(16, 64, 1, 2, q, s);
+        c.fp8 = 1; c.narrow = 1; c.scales = 1; c.sink_mode = 1;
+        c.nsplits = 3; c.splits[0] = 0; c.splits[1] = 1; c.splits[2] = 3;
+        run_case(r, &c);
+        c.scales = 2; c.x_tile = 5; c.page = 16; c.twice = 1;
+        run_case(r, &c);
+    }
+    { /* ragged with q_len 0 and empty requests; an out-of-range page (64- and 16-row boxes) */
+        const int q[5] = {1, 0, 1, 1, 1}, s[5] = {70, 0, 1, 300, 0};
+        hcase c = mk(16, 64, 1, 5, q, s);
+        c.fp8 = 1; c.narrow = 1; c.sink_mode = 1;
+        c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
+        run_case(r, &c);
+        const int q2[2] = {1, 1}, s2[2] = {1000, 130};
+        c = mk(16, 64, 1, 2, q2, s2);
+        c.fp8 = 1; c.narrow = 1; c.bad_page = 1;
+        c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
+        run_case(r, &c);
+        c.page = 16;
+        run_case(r, &c);
+    }
+    { /* padded strides, sinks of -inf / +inf */
+        const int q[3] = {1, 1, 1}, s[3] = {129, 64, 700};
+        hcase c = mk(16, 64, 1, 3, q, s);
+        c.fp8 = 1; c.narrow = 1;
+        c.pad_q = 8; c.pad_out = 6; c.pad_lse = 3; c.page_pad = 48;
+        c.sink_mode = 2;
+        c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
+        run_case(r, &c);
+    }
+    { /* one long request: automatic (many splits), unsplit, 5 splits; H 12 (a partial block) */
+        const int q[1] = {1}, s[1] = {9000};
+        hcase c = mk(16, 64, 1, 1, q, s);
+        c.fp8 = 1; c.narrow = 1;
+        c.nsplits = 3; c.splits[0] = 0; c.splits[1] = 1; c.splits[2] = 5;
+        run_case(r, &c);
+        c.H = 12; c.page = 32; c.sink_mode = 1;
         run_case(r, &c);
     }
 }
@@ -1195,6 +1261,7 @@ int main(void) {
     if (bench != 2) { /* MLA_BENCH_HOPPER=2: timing only */
         run_all(&r);
         run_fp8(&r);
+        run_narrow(&r);
         run_ra(&r);
     }
     if (bench) bench_all(&r);

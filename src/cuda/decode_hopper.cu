@@ -222,6 +222,7 @@
 #include "common.cuh"
 #include "cuda.h"
 #include "decode_hopper.h"
+#include "hopper.cuh"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Tile constants (one block: change together)                                                 */
@@ -316,66 +317,6 @@ static_assert(HD_PRODUCER_REGS + 2 * HD_CONSUMER_REGS <= 3 * ((65536 / HD_THREAD
                   HD_CONSUMER_REGS % 8 == 0,
               "setmaxnreg budget: the CTA's registers at entry (384 x 168); more and setmaxnreg.inc waits forever");
 
-/* Kernel parameters: sizes, then pointers (shape in the comment), strides, derived values. */
-typedef struct hd_params {
-    CUtensorMap kv_map;         /* tma: the cache as [num_pages][page_size][576] bf16, box 64x64x1, 128B swizzle;
-                                   FP8: [num_pages][page_size][656] bytes, box 64x64x1 (one latent slot), no swizzle */
-    CUtensorMap kv_map2;        /* FP8 tma: the same bytes, box 128x64x1 at column 528 (the rope), 128B swizzle */
-    CUtensorMap kv_map3;        /* FP8 tma: the same bytes, box 16x64x1 at column 512 (the scales), no swizzle */
-    CUtensorMap q_map;          /* q_tma: q as [T][H][576] bf16 (its strides), box 64 columns x 64 rows, 128B swizzle */
-    CUtensorMap o_map;          /* o_tma: out as [T][H][512] bf16 (its strides), box 64 columns x 64 rows, 128B swizzle */
-    int32_t q_tma;              /* 1: a full row block's Q by TMA (9 boxes; hd_make_rows_map), 0: cp.async only */
-    int32_t o_tma;              /* 1: a full row block's out through shared memory and TMA stores (hd_finish) */
-    int32_t tma;                /* 1: key tiles by TMA (page_size % 16 == 0), 0: cp.async by two producer pairs */
-    int32_t box;                /* tma: rows per box (64, 32 or 16: the largest dividing page_size); a tile is
-                                   64 / box sub-blocks, each inside one page */
-    int32_t fp8;                /* 1: MLA_KV_FP8 cache (656-byte rows), 0: MLA_KV_BF16 */
-    int32_t f8_pf;              /* FP8 TMA: 1 = each issuer prefetches its sub-block of tile m + 2 into L2 (MLA_HD_F8_PF) */
-    int32_t B, T, H, causal;
-    int32_t nsplit;             /* >= 1 */
-    int32_t page_size, num_pages;
-    int32_t dbg;                /* stage test: one tile, identity P, raw S and O to dbg_out */
-    const uint16_t *q;          /* [T, H, 576] bf16 */
-    int64_t q_st, q_sh;         /* elements */
-    const uint8_t *kv;          /* page p at kv + p * page_stride */
-    int64_t page_stride;        /* bytes */
-    const int32_t *q_off;       /* [B+1] device */
-    const int32_t *seq;         /* [B] device */
-    const int32_t *bt;          /* [B, bt_stride] device */
-    int64_t bt_stride;
-    float scale_log2;           /* scale * log2(e) */
-    const float *sink;          /* [H] or NULL */
-    uint16_t *out;              /* [T, H, 512] bf16 */
-    int64_t o_st, o_sh;
-    float *lse;                 /* [T, H] or NULL */
-    int64_t lse_st;
-    float *ws_o;                /* nsplit > 1: [nsplit, T, H, 512] f32 partial out (already / l) */
-    float *ws_lse;              /* nsplit > 1: [nsplit, T, H] f32 partial lse, log2 units, -inf empty */
-    float *dbg_out;             /* dbg: [64*64 + 64*512] */
-    /* MLA_KV_FP8_ROPE_AWARE (ra = 1, fp8 = 1 too): 640-byte rows (512 e4m3, 64 bf16 rope / sigma),
-       sigma per key in a pool apart, q packed [T, H, 640] bytes + q_sigma [T]; always the exact program */
-    int32_t ra;
-    int32_t row_bytes, rope_off; /* cache row bytes (656 / 640) and the rope's byte offset (528 / 512) */
-    const uint8_t *q8;          /* ra: q as bytes; q_st, q_sh in bytes */
-    const float *sigma;         /* ra: [num_pages, sig_st] */
-    int64_t sig_st;
-    const float *qsig;          /* ra: [T] */
-    /* balanced schedule (sched = 1; see hd_sched_next): the plan in the workspace */
-    int32_t sched;
-    int32_t persist;            /* 1 (MLA_HD_PERSIST, default): grid P L persistent CTAs; the plan's even layout
-                                   runs lane jobs (mode 2, hd_lane_job) or, ragged q_len, slots x, x + gridDim.x,
-                                   ... (mode 0); every CTA of the schedule loads the next segment's Q ahead */
-    int32_t force_bal;          /* MLA_DECODE_BALANCE=1 (diagnosis): mode 1 even where every request costs the same */
-    int32_t L, P;               /* lanes (row blocks of a request), parts (the plan may use fewer: plan[1]) */
-    int32_t c0;                 /* a segment's fixed cost in tile units */
-    int32_t min_units;          /* the plan gives each part at least this much cost */
-    int64_t *cum;               /* [B + 1] prefix sums of the requests' costs (CTA 0 publishes them) */
-    int64_t *plan;              /* [4]: W = cum[B], P' (parts used), mode (1 balanced, 0 uniform layout),
-                                   the launch's epoch once CTA 0 has written the rest */
-    int64_t epoch;              /* unique per launch: a published plan belongs to this launch */
-    float *ws_po;               /* [2 P L, 64, 512] f32 partials (already / l) */
-    float *ws_plse;             /* [2 P L, 64] f32 partial lse2 */
-} hd_params;
 
 
 /* ------------------------------------------------------------------------------------------ */
@@ -436,40 +377,6 @@ __device__ unsigned long long hd_cta_buf[HD_CTAS][HD_CT_SLOTS];
 /* ------------------------------------------------------------------------------------------ */
 /* PTX wrappers                                                                                */
 
-/* named barrier (ids: 0 __syncthreads, 1 both consumers, 3-4 the producer pairs, 5-6 one consumer) */
-#define HD_BAR(id, n) asm volatile("bar.sync %0, %1;\n" ::"n"(id), "n"(n) : "memory")
-#define HD_BAR_R(id, n) asm volatile("bar.sync %0, %1;\n" ::"r"(id), "n"(n) : "memory")
-MLA_DEV void hd_mbar_init(uint32_t bar, uint32_t count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-/* release (cta): orders this thread's earlier memory accesses before the phase completes */
-MLA_DEV void hd_mbar_arrive(uint32_t bar) {
-    asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.shared::cta.b64 st, [%0];\n}\n" ::"r"(bar) : "memory");
-}
-/* acquire (cta): returns once the phase with this parity has completed */
-MLA_DEV void hd_mbar_wait(uint32_t bar, uint32_t parity) {
-    uint32_t done;
-    do {
-        asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
-                     : "=r"(done)
-                     : "r"(bar), "r"(parity)
-                     : "memory");
-    } while (!done);
-}
-/* 1 if the phase with this parity has completed (never blocks; acquire when it returns 1) */
-MLA_DEV int hd_mbar_test(uint32_t bar, uint32_t parity) {
-    uint32_t done;
-    asm volatile("{\n .reg .pred p;\n mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done)
-                 : "r"(bar), "r"(parity)
-                 : "memory");
-    return (int)done;
-}
-/* arrive (count 1) and expect tx bytes of asynchronous copies on the current phase */
-MLA_DEV void hd_mbar_expect_tx(uint32_t bar, uint32_t bytes) {
-    asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n" ::"r"(bar), "r"(bytes)
-                 : "memory");
-}
 /* the "full" mbarrier of chunk c of stage st (full0: that of chunk 0 of stage 0) */
 MLA_DEV uint32_t hd_fullc(uint32_t full0, int st, int c) { return full0 + 8u * (uint32_t)(HD_NCH * st + c); }
 /* arrive on the "full" barriers of chunks [c0, c1) of stage st */
@@ -492,31 +399,6 @@ MLA_DEV uint32_t hd_emptyp(uint32_t empty0, int st, int q) { return empty0 + 8u 
 MLA_DEV void hd_wait_free(uint32_t empty0, int st, uint32_t par) {
     for (int q = 0; q < HD_PARTS; q++) hd_mbar_wait(hd_emptyp(empty0, st, q), par);
 }
-/* TMA: box (c0.., c1.., c2) of the 3-D tensor map -> shared dst; completes tx bytes on bar */
-MLA_DEV void hd_tma_3d(uint32_t dst, const CUtensorMap *map, int c0, int c1, int c2, uint32_t bar) {
-    asm volatile(
-        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
-        "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
-        : "memory");
-}
-/* shared -> global tensor copy (bulk group of the issuing thread) */
-MLA_DEV void hd_tma_store_3d(const CUtensorMap *map, uint32_t src, int c0, int c1, int c2) {
-    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"((uint64_t)map),
-                 "r"(c0), "r"(c1), "r"(c2), "r"(src)
-                 : "memory");
-}
-/* 16 bytes global -> shared; n = 0 writes 16 zero bytes and reads nothing */
-MLA_DEV void hd_cp16(uint32_t dst, const void *src, int n) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(n) : "memory");
-}
-/* four 8x8 bf16 matrices (the mma fragment layout: register j = matrix j) to shared memory; lane l
- * gives the address of row l%8 of matrix l/8 (16 contiguous bytes) */
-MLA_DEV void hd_stmatrix_x4(uint32_t addr, const uint32_t r[4]) {
-    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r[0]), "r"(r[1]),
-                 "r"(r[2]), "r"(r[3])
-                 : "memory");
-}
-MLA_DEV void hd_fence_proxy_async(void) { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 /* A producer warp has written (FP8) or copied (cp.async) its part of chunks [c0, c1) of stage st:
  * each thread makes its generic writes visible to the async proxy, the warp syncs (memory ordering
  * among its lanes) and lane 0 arrives for the warp (one arrival per producer warp on each
@@ -526,26 +408,7 @@ MLA_DEV void hd_chunks_done(uint32_t full0, int st, int c0, int c1, int tid) {
     __syncwarp();
     if ((tid & 31) == 0) hd_arrive_chunks(full0, st, c0, c1);
 }
-/* named barrier id over n threads that also ORs a predicate over them (all get the result) */
-#define HD_BAR_OR(id, n, x, out)                                                                   \
-    asm volatile("{\n .reg .pred a, b;\n setp.ne.u32 a, %1, 0;\n bar.red.or.pred b, %2, %3, a;\n selp.u32 %0, 1, 0, b;\n}\n" \
-                 : "=r"(out)                                                                      \
-                 : "r"(x), "n"(id), "n"(n)                                                        \
-                 : "memory")
-MLA_DEV void hd_wgmma_fence(void) { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-MLA_DEV void hd_wgmma_commit(void) { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-#define HD_WGMMA_WAIT(n) asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(n) : "memory")
-/* keeps the compiler from moving accumulator accesses across the wgmma wait / fence */
-MLA_DEV void hd_pin(float *d, int n) {
-#pragma unroll
-    for (int i = 0; i < n; i++) asm volatile("" : "+f"(d[i])::"memory");
-}
 
-/* 128B-swizzle shared-memory matrix descriptor */
-MLA_DEV uint64_t hd_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
-    return (uint64_t)((addr & 0x3FFFFu) >> 4) | ((uint64_t)(lbo >> 4) << 16) | ((uint64_t)(sbo >> 4) << 32) |
-           (1ull << 62);
-}
 
 /* D[64x64] = A[64x16] B[16x64] (first k-step: D is not read) / D += A B; A, B K-major in smem */
 MLA_DEV void hd_wgmma_n64_first(float d[32], uint64_t da, uint64_t db) {
@@ -1113,25 +976,6 @@ MLA_DEV const uint8_t *hd_f8_row(const hd_params &p, const hd_job &J, int key) {
 MLA_DEV float hd_ra_sigma(const hd_params &p, const hd_job &J, int key) {
     const int32_t page = p.bt[(int64_t)J.b * p.bt_stride + key / p.page_size];
     return __ldg(p.sigma + (int64_t)page * p.sig_st + key % p.page_size);
-}
-/* bf16x2 multiplier of hd_e4m3x2 for the scale sc (a power of two in range, or 1): 2^112 sc */
-MLA_DEV uint32_t hd_f8_mul(float sc) {
-    const uint32_t u = __float_as_uint(sc * 5.192296858534828e33f) >> 16; /* exact: powers of two */
-    return u | (u << 16);
-}
-/* two e4m3 (low 16 bits: the first in the low byte) -> bf16x2 of e4m3 * sc, mul = hd_f8_mul(sc).
- * e4m3 -> f16 (cvt, exact; every e4m3 value is a normal f16 with the low 7 mantissa bits 0); the
- * f16 bits shifted right by 3 (sign kept) read as a bf16 of value f16 * 2^-112, normal and exact;
- * times 2^112 sc, exact for sc = +-2^k, k in [-100, 15] (result normal and below 2^128). One cvt,
- * three integer ops and one bf16x2 multiply per pair (cvt to f32, f32 multiply, pack: 6 of which
- * 2 conversions + 2 f16 -> f32). An e4m3 NaN (never stored by writers: they saturate) turns into
- * a finite value here; rows without a key are zeroed before. */
-MLA_DEV uint32_t hd_e4m3x2(uint32_t two, uint32_t mul) {
-    uint32_t h, r;
-    asm("cvt.rn.f16x2.e4m3x2 %0, %1;\n" : "=r"(h) : "h"((unsigned short)(two & 0xffffu)));
-    const uint32_t b = (h & 0x80008000u) | ((h >> 3) & 0x0fff0fffu);
-    asm("mul.rn.bf16x2 %0, %1, %2;\n" : "=r"(r) : "r"(b), "r"(mul));
-    return r;
 }
 /* 16 raw bytes (latent columns 64j + 16q ..) of row rr -> two bf16 pieces of chunk j */
 MLA_DEV void hd_f8_put(uint8_t *g, int j, int rr, int q, uint4 w, uint32_t sc) {
@@ -3004,6 +2848,32 @@ static int hd_sched_min_units(void) {
 
 /* 1 when an automatic call runs the balanced schedule (MLA_DECODE_SCHED=0 or a forced split count
  * through MLA_DECODE_SPLITS: the uniform split instead) */
+/* The narrow kernel (decode_narrow.cu: 16 rows a CTA, FP8-656 caches, TMA pages): where each request
+ * has at most 16 rows on average (the bytes-bound shapes: h <= 16, s_q = 1), or wherever it can run
+ * under MLA_HD_NARROW=2 (tests); MLA_HD_NARROW=0 (A/B) keeps the 64-row kernels. It is correct for
+ * any q_len (a request of more rows takes several blocks, each reading its keys). */
+static int hd_narrow(const mla_decode_args *a, int dbg) {
+    static int mode = -2;
+    if (mode == -2) {
+        const char *e = getenv("MLA_HD_NARROW");
+        mode = e ? atoi(e) : 1;
+    }
+    if (mode == 0 || dbg || a->cache.format != MLA_KV_FP8 || a->cache.page_size % 16 != 0) return 0;
+    return mode == 2 || (int64_t)a->num_tokens * a->num_heads <= 16 * (int64_t)a->batch.num_requests;
+}
+/* its split count: unsplit when its row blocks fill >= 3/4 of the SMs, else enough to fill them */
+static int hd_narrow_splits(const mla_ctx *ctx, const mla_decode_args *a) {
+    static int forced = -1;
+    const int fs = hd_env_int("MLA_DECODE_SPLITS", &forced);
+    if (fs >= 1) return fs < MLA_HD_MAX_SPLITS ? fs : MLA_HD_MAX_SPLITS;
+    const int64_t B = a->batch.num_requests > 0 ? a->batch.num_requests : 1, TH = (int64_t)a->num_tokens * a->num_heads;
+    const int64_t est = B * (((TH + B - 1) / B + 15) / 16);
+    const int64_t sms = ctx && ctx->sm_count > 0 ? ctx->sm_count : 132;
+    if (est < 1 || est * 4 >= sms * 3) return 1;
+    const int64_t n = sms / est;
+    return n > MLA_HD_MAX_SPLITS ? MLA_HD_MAX_SPLITS : (n < 2 ? 1 : (int)n);
+}
+
 static int hd_use_sched(const mla_ctx *ctx, const mla_decode_args *a) {
     static int v = -1, fs = -1;
     int L, P;
@@ -3027,6 +2897,7 @@ static size_t hd_ws_bytes(const mla_decode_args *a, int nsplit) {
     return 256 + hd_align(rows * HD_DV * sizeof(float)) + hd_align(rows * sizeof(float));
 }
 
+extern "C" int mla_cuda_decode_hopper_narrow(const mla_decode_args *a) { return a && hd_narrow(a, 0); }
 extern "C" int mla_cuda_decode_hopper_splits(const mla_ctx *ctx, const mla_decode_args *a) {
     return hd_auto_splits(ctx, a); /* the uniform layout's (a balanced plan may replace it) */
 }
@@ -3034,7 +2905,10 @@ extern "C" int mla_cuda_decode_hopper_splits(const mla_ctx *ctx, const mla_decod
 extern "C" size_t mla_cuda_decode_hopper_workspace_ex(const mla_ctx *ctx, const mla_decode_args *a, int num_splits) {
     if (!a || a->num_tokens <= 0 || a->batch.num_requests < 1) return 0;
     const size_t u = hd_ws_bytes(a, num_splits > 0 ? num_splits : hd_auto_splits(ctx, a));
-    return u + (num_splits == 0 && hd_use_sched(ctx, a) ? hd_sched_ws_bytes(ctx, a) : 0);
+    const size_t wide = u + (num_splits == 0 && hd_use_sched(ctx, a) ? hd_sched_ws_bytes(ctx, a) : 0);
+    /* the narrow kernel may run instead (or the 64-row one, when its tensor maps cannot be made) */
+    const size_t nw = hd_narrow(a, 0) ? hd_ws_bytes(a, num_splits > 0 ? num_splits : hd_narrow_splits(ctx, a)) : 0;
+    return wide > nw ? wide : nw;
 }
 
 extern "C" size_t mla_cuda_decode_hopper_workspace(const mla_ctx *ctx, const mla_decode_args *a) {
@@ -3076,8 +2950,9 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     if (a->num_tokens <= 0) return MLA_OK;
     if (num_splits < 0 || num_splits > MLA_HD_MAX_SPLITS)
         return mla_core_fail(ctx, MLA_ERR_INVALID_ARG, "decode (hopper kernel): num_splits %d", num_splits);
-    const int sched = !dbg && num_splits == 0 && hd_use_sched(ctx, a);
-    const int nsplit = dbg ? 1 : (num_splits > 0 ? num_splits : hd_auto_splits(ctx, a)); /* the uniform layout's */
+    int narrow = hd_narrow(a, dbg != NULL);
+    int sched = !narrow && !dbg && num_splits == 0 && hd_use_sched(ctx, a);
+    int nsplit = dbg ? 1 : (num_splits > 0 ? num_splits : (narrow ? hd_narrow_splits(ctx, a) : hd_auto_splits(ctx, a))); /* the uniform layout's */
 
     hd_params p;
     memset(&p, 0, sizeof p);
@@ -3125,6 +3000,11 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     if ((fb == 16 || fb == 32) && fb < p.box) p.box = fb;
     p.tma = hd_make_kv_map(a, p.box, &p.kv_map, &p.kv_map2, &p.kv_map3);
     if (!p.tma) p.box = HD_KEYS;
+    if (narrow && !p.tma) { /* the narrow kernel needs the tensor maps: the 64-row kernels instead */
+        narrow = 0;
+        sched = num_splits == 0 && hd_use_sched(ctx, a);
+        p.nsplit = nsplit = num_splits > 0 ? num_splits : hd_auto_splits(ctx, a);
+    }
     static int f8pf_env = -1; /* MLA_HD_F8_PF=0 (A/B): no L2 prefetch of FP8 tiles */
     p.f8_pf = hd_env_on("MLA_HD_F8_PF", &f8pf_env);
     static int qtma_env = -1; /* MLA_HD_Q_TMA=0 (A/B): Q by cp.async always */
@@ -3189,8 +3069,14 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
         cudaEventRecord(ev[0], stream);
     }
     dim3 grid(dbg ? 1u : (unsigned)gx, (unsigned)nsplit, 1u);
-    kern<<<grid, HD_THREADS, HD_SMEM_BYTES, stream>>>(p);
-    MLA_CUDA_LAUNCHED(ctx, "decode (hopper) kernel");
+    if (narrow) {
+        if (!hn_prepare()) return mla_core_fail(ctx, MLA_ERR_DEVICE, "decode (hopper narrow): shared memory attribute");
+        hn_launch(&p, (unsigned)((int64_t)p.T * p.H / 16 + p.B), stream);
+        MLA_CUDA_LAUNCHED(ctx, "decode (hopper narrow) kernel");
+    } else {
+        kern<<<grid, HD_THREADS, HD_SMEM_BYTES, stream>>>(p);
+        MLA_CUDA_LAUNCHED(ctx, "decode (hopper) kernel");
+    }
     if (timing) cudaEventRecord(ev[1], stream);
     const int64_t rows_u = nsplit > 1 ? (int64_t)p.T * p.H : 0, rows_s = sched ? (int64_t)(p.P - 1) * p.L * HD_ROWS / 4 : 0;
     if (rows_u || rows_s) { /* the combine, as a programmatic dependent of the decode grid */

@@ -1,0 +1,484 @@
+/* mla_decode on CUDA, Hopper (sm_90a), narrow path: MLA_KV_FP8 (656-byte rows) with few query rows
+   per request (h = 16, s_q = 1: DeepSeek-V3 under tensor parallelism 8), where decode is bound by
+   the cache bytes. decode_hopper.cu's host side picks it (hd_narrow) and fills the same hd_params.
+     n1  16 query rows a CTA; S^T = K Q^T and O^T = V^T P^T, the keys as the wgmma M dimension, so
+         that Q takes 18 KB instead of 73 KB and the raw tiles get a four-stage ring; K and V reach
+         the tensor cores from registers, dequantized straight from the raw e4m3 bytes (no bf16 copy
+         of the tile in shared memory); two consumer warpgroups take alternate tiles, each with its
+         own running max, merged at the end.
+   TFLOPS / bytes as decode_hopper.cu counts them (656 B per key).
+
+   ---- design -----------------------------------------------------------------------------------
+   Work unit (one CTA, 384 threads): 16 rows of ONE request (row R = i*H + h, as decode_hopper.cu,
+   blocks of 16: slot g_b = floor(q_offsets[b]*H/16) + b, grid.x = floor(T*H/16) + B) x split y of
+   its 64-key tiles (grid.y, the uniform layout: partials go to the same workspace and combine).
+   Warpgroup 2 = producer (its warp 8 works): lanes 0 .. 64/box - 1 each issue one sub-block of a tile (10 TMA boxes: the 8
+   latent slots, the rope, the scales) into stage n % 4 once its last reader freed it.
+   Warpgroups 0, 1 = consumers c: tiles n = c, c + 2, ...; per tile:
+     S^T[64 keys x 16 rows] = sum_b s_b(key) * K_b Q_b^T + K_rope Q_rope^T: K_b (latent columns
+       128b..128b+127, raw e4m3) from registers (m64n16k16, the A fragment loaded 16 bytes a row
+       and converted exactly to bf16), one accumulator per scale block b, the rope by a
+       shared-memory wgmma (the rope box lands in the 128-byte swizzle);
+     the tile max per row crosses the warpgroup's four warps through shared memory; P = exp2(S -
+       m), O^T and the row sums rescaled by exp2(m_old - m);
+     P^T scaled per block, P_b = P s_b(key), as two bf16 terms (P_hi + P_lo, SPEC 5), stored
+       transposed by stmatrix into 8 [16 rows][64 keys] tiles;
+     O^T[512 x 16] += V^T P_b^T: V^T from registers (two keys' bytes of one latent column paired
+       by a byte permute, converted exactly), 8 m-blocks x 4 k-steps x (hi, lo).
+   Output: consumer 1 hands its O^T, max and sums to consumer 0 through shared memory; consumer 0
+   writes out (or the f32 partial and its lse2 for the combine).
+
+   A fragment row <-> latent column: m-block 2b + jj, row g (+8) of warp w holds column
+   128b + 32w + 4g + 2jj (+1), so each thread's four columns of block b are contiguous (one 4-byte
+   load per key) and its output is 4 contiguous columns. K index of S: in chunk j (64 columns),
+   k-step kk, the A fragment's k = 2c + e (+8) reads column 64j + 16c + 4kk + e (+2), so a thread
+   loads 16 contiguous bytes per key and chunk; Q is stored in that order (hn_load_q).
+
+   ---- shared memory (base rounded up to 1024 B) -------------------------------------------------
+     Q      [0, 18432)        9 chunks of 16 rows x 128 B (128-byte swizzle; chunks 0-7 permuted)
+     raw s  18432 + s*41984   slots j = 0..7 at +4096 j (64 keys x 64 B), rope at +32768 (64 x 128 B,
+                              swizzled), scales at +40960 (64 x 16 B), s = 0..3
+     P^T    186368 + c*16384  consumer c: 8 tiles (block b, hi / lo) of 16 rows x 128 B (swizzled)
+     small  219136            mbarriers, the tile-max exchange, per-stage sub-block flags */
+#include <math.h>
+#include <stdint.h>
+
+#include "cuda.h"
+#include "decode_hopper.h"
+#include "hopper.cuh"
+
+#define HN_ROWS 16
+#define HN_KEYS 64
+#define HN_STAGES 4
+#define HN_THREADS 384                 /* 2 consumer warpgroups + the producer warpgroup (one warp works) */
+#define HN_PRODUCER_REGS 40
+#define HN_CONSUMER_REGS 232            /* 40 + 2 x 232 = 3 x 168, the registers at entry */
+#define HN_QCH 2048                     /* one Q chunk: 16 rows x 128 B */
+#define HN_RAW0 (9 * HN_QCH)            /* 18432 */
+#define HN_STAGE 41984                  /* 8 x 4096 + 8192 + 1024 */
+#define HN_ROPE 32768
+#define HN_SCL 40960
+#define HN_P0 (HN_RAW0 + HN_STAGES * HN_STAGE) /* 186368 */
+#define HN_PT 2048                      /* one P^T tile */
+#define HN_BIG (HN_P0 + 2 * 8 * HN_PT)  /* 219136 */
+#define HN_F8_ROW 656
+
+typedef struct hn_small {
+    uint64_t landed[HN_STAGES];  /* raw tile landed: one arrival per issuing lane (+ tx bytes) */
+    uint64_t empty[HN_STAGES];   /* its consumer is done reading it: one arrival per warp (4) */
+    float red[2][2][4][HN_ROWS]; /* per consumer, tile parity, warp: the warp's max per row */
+    float lsum[2][4][HN_ROWS];   /* per consumer, warp: row sums at the end */
+    float mx[HN_ROWS], lx[HN_ROWS]; /* consumer 1's max and sums for the merge */
+    int32_t ok[HN_STAGES][4];    /* per stage, 16-key group: 1 = its page exists (the keys were loaded) */
+    int32_t b, q_start, q_len, nrows, row0, seq, t_begin, nt;
+} hn_small;
+
+#define HN_SMEM_BYTES (1024 + HN_BIG + (int)sizeof(hn_small))
+static_assert(HN_SMEM_BYTES <= 232448, "shared memory budget (227 KB per block)");
+static_assert(HN_RAW0 % 1024 == 0 && HN_STAGE % 1024 == 0 && HN_P0 % 1024 == 0, "1024-byte swizzle atoms");
+static_assert(2 * 128 * 64 * 4 <= HN_STAGE * 2, "consumer 1's O^T fits in stages 0-1 at the end");
+
+int hn_smem_bytes(void) { return HN_SMEM_BYTES; }
+
+/* D[64x16] (+)= A[64x16] B[16x16]: A from registers (m64k16 fragment), B K-major in smem */
+MLA_DEV void hn_mma_rs(float d[8], const uint32_t a[4], uint64_t db, int acc) {
+    asm volatile(
+        "{\n .reg .pred p;\n setp.ne.b32 p, %13, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7}, "
+        "{%8, %9, %10, %11}, %12, p, 1, 1, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(acc));
+}
+/* D[64x16] (+)= A[64x16] B[16x16]: both K-major in smem */
+MLA_DEV void hn_mma_ss(float d[8], uint64_t da, uint64_t db, int acc) {
+    asm volatile(
+        "{\n .reg .pred p;\n setp.ne.b32 p, %10, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7}, "
+        "%8, %9, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+        : "l"(da), "l"(db), "r"(acc));
+}
+/* bytes of a and b interleaved by the selector (prmt.b32) */
+MLA_DEV uint32_t hn_prmt(uint32_t a, uint32_t b, uint32_t sel) {
+    uint32_t r;
+    asm("prmt.b32 %0, %1, %2, %3;\n" : "=r"(r) : "r"(a), "r"(b), "r"(sel));
+    return r;
+}
+/* byte offset of element (r, col) in a 128-byte-swizzled tile of 128-byte rows (1024-aligned) */
+MLA_DEV uint32_t hn_swz(int r, int col) { return (uint32_t)(r * 128 + ((((col >> 3) ^ r) & 7) << 4) + (col & 7) * 2); }
+
+/* Q of the block's 16 rows (zeros past nrows) into 9 swizzled chunks; chunks 0-7 in the K order of
+ * the S A fragments (see the design note), chunk 8 (the rope) natural. */
+MLA_DEV void hn_load_q(const hd_params &p, const hn_small *sh, uint8_t *sm, int tid, int nthreads) {
+    for (int k = tid; k < HN_ROWS * (MLA_KEY_DIM / 2); k += nthreads) {
+        const int r = k / (MLA_KEY_DIM / 2), d = 2 * (k % (MLA_KEY_DIM / 2)), j = d >> 6, dd = d & 63;
+        uint32_t v = 0;
+        if (r < sh->nrows) {
+            const int R = sh->row0 + r, t = sh->q_start + R / p.H, h = R % p.H;
+            v = __ldg((const uint32_t *)(p.q + (int64_t)t * p.q_st + (int64_t)h * p.q_sh + d));
+        }
+        int col = dd;
+        if (j < 8) { /* dd = 16c + 4kk + 2hi (+ e = 0): k index 2c + 8hi of k-step kk */
+            const int c = dd >> 4, kk = (dd >> 2) & 3, hi = (dd >> 1) & 1;
+            col = 16 * kk + 2 * c + 8 * hi;
+        }
+        *(uint32_t *)(sm + j * HN_QCH + hn_swz(r, col)) = v;
+    }
+}
+
+/* The CTA's row block (x = blockIdx.x) and split: 0 when the slot holds no rows */
+MLA_DEV int hn_find_job(const hd_params &p, hn_small *sh) {
+    const int64_t x = blockIdx.x;
+    int lo = 0, hi = p.B - 1; /* largest b with g_b <= x */
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) >> 1;
+        const int64_t g = (int64_t)p.q_off[mid] * p.H / HN_ROWS + mid;
+        if (g <= x) lo = mid; else hi = mid - 1;
+    }
+    const int b = lo;
+    const int q0 = p.q_off[b], ql = p.q_off[b + 1] - q0;
+    const int64_t blk = x - ((int64_t)q0 * p.H / HN_ROWS + b);
+    const int64_t rows = (int64_t)ql * p.H;
+    if (blk < 0 || blk * HN_ROWS >= rows) return 0;
+    const int row0 = (int)(blk * HN_ROWS), nrows = (int)(rows - row0 < HN_ROWS ? rows - row0 : HN_ROWS);
+    const int seq = p.seq[b];
+    const int last_i = (row0 + nrows - 1) / p.H;
+    int kend = p.causal ? seq - ql + last_i + 1 : seq;
+    if (kend > seq) kend = seq;
+    if (kend < 0) kend = 0;
+    const int ntile = (kend + HN_KEYS - 1) / HN_KEYS, tps = (ntile + p.nsplit - 1) / p.nsplit;
+    const int tb = (int)blockIdx.y * tps;
+    int nt = ntile - tb < tps ? ntile - tb : tps;
+    if (nt < 0) nt = 0;
+    sh->b = b; sh->q_start = q0; sh->q_len = ql; sh->nrows = nrows; sh->row0 = row0; sh->seq = seq;
+    sh->t_begin = tb; sh->nt = nt;
+    return 1;
+}
+
+/* Producer lane l < 64 / box: sub-block l of tile n (keys key0 + l box ..) into stage n % 4. */
+MLA_DEV void hn_issue(const hd_params &p, const hn_small *sh, uint32_t sbase, uint32_t landed, int n, int l, int32_t *okp) {
+    const int box = p.box, key0 = (sh->t_begin + n) * HN_KEYS + l * box;
+    const int s = n % HN_STAGES;
+    int32_t page = -1;
+    if (key0 < sh->seq) page = p.bt[(int64_t)sh->b * p.bt_stride + key0 / p.page_size];
+    const int ok = page >= 0 && page < p.num_pages;
+    for (int g = l * box / 16; g < (l + 1) * box / 16; g++) okp[g] = ok;
+    if (ok) {
+        const int row = key0 % p.page_size;
+        const uint32_t dst = sbase + HN_RAW0 + s * HN_STAGE;
+        hd_mbar_expect_tx(landed, (uint32_t)(box * HN_F8_ROW));
+#pragma unroll
+        for (int j = 0; j < 8; j++) hd_tma_3d(dst + j * 4096 + l * box * 64, &p.kv_map, 64 * j, row, page, landed);
+        hd_tma_3d(dst + HN_ROPE + l * box * 128, &p.kv_map2, p.rope_off, row, page, landed);
+        hd_tma_3d(dst + HN_SCL + l * box * 16, &p.kv_map3, 512, row, page, landed);
+    } else {
+        hd_mbar_arrive(landed); /* release: the ok flag above is seen with the phase */
+    }
+}
+
+/* two e4m3 (low 16 bits) -> bf16x2, exact (hd_e4m3x2 with the unit scale's multiplier) */
+#define HN_CVT(x) hd_e4m3x2((x), mul1)
+
+__global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __grid_constant__ hd_params p) {
+    extern __shared__ uint8_t hn_smem_raw[];
+    /* rounded up to 1024 B by an offset into the array (not through an integer), so that the
+       compiler keeps the shared state space: LDS, not generic loads */
+    uint8_t *sm = hn_smem_raw + ((1024u - (smem_u32(hn_smem_raw) & 1023u)) & 1023u);
+    hn_small *sh = (hn_small *)(sm + HN_BIG);
+    const uint32_t sbase = smem_u32(sm);
+    const int tid = threadIdx.x;
+    __shared__ int job_ok;
+    if (tid == 0) {
+        job_ok = hn_find_job(p, sh);
+        for (int s = 0; s < HN_STAGES; s++) {
+            hd_mbar_init(smem_u32(&sh->landed[s]), (uint32_t)(HN_KEYS / p.box));
+            hd_mbar_init(smem_u32(&sh->empty[s]), 4u);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    if (!job_ok) return;
+    const int nt = sh->nt;
+
+    if (tid >= 256) { /* ---- producer warpgroup: its first warp issues every tile, then leaves ---- */
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(HN_PRODUCER_REGS));
+        const int l = tid & 31;
+        if (tid < 288 && l < HN_KEYS / p.box) {
+            for (int n = 0; n < nt; n++) {
+                const int s = n % HN_STAGES;
+                if (n >= HN_STAGES) hd_mbar_wait(smem_u32(&sh->empty[s]), (uint32_t)((n / HN_STAGES - 1) & 1));
+                hn_issue(p, sh, sbase, smem_u32(&sh->landed[s]), n, l, sh->ok[s]);
+            }
+        }
+        return;
+    }
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(HN_CONSUMER_REGS));
+    hn_load_q(p, sh, sm, tid, 256);
+    hd_fence_proxy_async(); /* generic stores -> the wgmma reads */
+    HD_BAR(3, 256);
+
+    /* ---- consumers ---- */
+    const int c = tid >> 7, w = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, cq = lane & 3;
+    const uint32_t mul1 = hd_f8_mul(1.f);
+    const int seq = sh->seq, H = p.H;
+    /* this thread's 4 query rows: qi = 2i + e -> row 8i + 2cq + e; the key limit of each */
+    int kend[4];
+#pragma unroll
+    for (int qi = 0; qi < 4; qi++) {
+        const int q = 8 * (qi >> 1) + 2 * cq + (qi & 1);
+        kend[qi] = 0;
+        if (q < sh->nrows) {
+            const int i = (sh->row0 + q) / H;
+            const int ke = p.causal ? seq - sh->q_len + i + 1 : seq;
+            kend[qi] = ke < seq ? ke : seq;
+        }
+    }
+    float o[8][8];
+#pragma unroll
+    for (int m = 0; m < 8; m++)
+#pragma unroll
+        for (int k = 0; k < 8; k++) o[m][k] = 0.f;
+    float mrow[4], lrow[4];
+#pragma unroll
+    for (int qi = 0; qi < 4; qi++) { mrow[qi] = -INFINITY; lrow[qi] = 0.f; }
+    const float sl2 = p.scale_log2;
+    const uint32_t pt0 = sbase + HN_P0 + c * 8 * HN_PT;
+    const int t0 = 16 * w + g; /* this thread's keys in S: t0, t0 + 8 */
+
+    for (int n = c; n < nt; n += 2) {
+        const int s = n % HN_STAGES;
+        hd_mbar_wait(smem_u32(&sh->landed[s]), (uint32_t)((n / HN_STAGES) & 1));
+        const uint8_t *raw = sm + HN_RAW0 + s * HN_STAGE;
+        const uint32_t rawa = sbase + HN_RAW0 + s * HN_STAGE;
+        const int key0 = (sh->t_begin + n) * HN_KEYS;
+        /* the scales of keys t0, t0 + 8 (zero where the key does not exist: NaN bytes never reach a product) */
+        const int v0 = key0 + t0 < seq && sh->ok[s][t0 >> 4], v1 = key0 + t0 + 8 < seq && sh->ok[s][(t0 + 8) >> 4];
+        float4 sc0 = *(const float4 *)(raw + HN_SCL + t0 * 16), sc1 = *(const float4 *)(raw + HN_SCL + (t0 + 8) * 16);
+        if (!v0) sc0 = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (!v1) sc1 = make_float4(0.f, 0.f, 0.f, 0.f);
+
+        /* S^T: four scale blocks from registers, the rope from shared memory */
+        float sa[5][8];
+        uint32_t af[2][4][4];
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            const uint4 w0 = *(const uint4 *)(raw + j * 4096 + t0 * 64 + 16 * cq);
+            const uint4 w1 = *(const uint4 *)(raw + j * 4096 + (t0 + 8) * 64 + 16 * cq);
+            const uint32_t x0[4] = {w0.x, w0.y, w0.z, w0.w}, x1[4] = {w1.x, w1.y, w1.z, w1.w};
+            if (j >= 2) HD_WGMMA_WAIT(1); /* chunk j - 2's wgmmas (this buffer) are done */
+#pragma unroll
+            for (int kk = 0; kk < 4; kk++) {
+                af[j & 1][kk][0] = HN_CVT(x0[kk]);
+                af[j & 1][kk][1] = HN_CVT(x1[kk]);
+                af[j & 1][kk][2] = HN_CVT(x0[kk] >> 16);
+                af[j & 1][kk][3] = HN_CVT(x1[kk] >> 16);
+            }
+            hd_wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < 4; kk++)
+                hn_mma_rs(sa[j >> 1], af[j & 1][kk], hd_desc(sbase + j * HN_QCH + 32 * kk, 16, 1024), (j & 1) | kk);
+            if (j == 7) {
+#pragma unroll
+                for (int kk = 0; kk < 4; kk++)
+                    hn_mma_ss(sa[4], hd_desc(rawa + HN_ROPE + 32 * kk, 16, 1024), hd_desc(sbase + 8 * HN_QCH + 32 * kk, 16, 1024), kk);
+            }
+            hd_wgmma_commit();
+        }
+        HD_WGMMA_WAIT(0);
+#pragma unroll
+        for (int b = 0; b < 5; b++) hd_pin(sa[b], 8);
+
+        /* scores (log2 units), masked; the tile max per row across the warpgroup */
+        float x[8], tmax[4];
+        const float s0[4] = {sc0.x, sc0.y, sc0.z, sc0.w}, s1[4] = {sc1.x, sc1.y, sc1.z, sc1.w};
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            const float *sv = (k & 2) ? s1 : s0;
+            const float v = sa[0][k] * sv[0] + sa[1][k] * sv[1] + sa[2][k] * sv[2] + sa[3][k] * sv[3] + sa[4][k];
+            const int key = key0 + t0 + ((k & 2) ? 8 : 0), qi = ((k >> 2) << 1) | (k & 1);
+            const int ok = ((k & 2) ? v1 : v0) && key < kend[qi];
+            x[k] = ok ? v * sl2 : -INFINITY;
+        }
+#pragma unroll
+        for (int qi = 0; qi < 4; qi++) {
+            const int k = ((qi >> 1) << 2) | (qi & 1);
+            float mx = fmaxf(x[k], x[k + 2]);
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 4));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 8));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 16));
+            tmax[qi] = mx;
+        }
+        const int par = (n >> 1) & 1;
+        if (g == 0) {
+#pragma unroll
+            for (int qi = 0; qi < 4; qi++) sh->red[c][par][w][8 * (qi >> 1) + 2 * cq + (qi & 1)] = tmax[qi];
+        }
+        HD_BAR_R(1 + c, 128);
+        float alpha[4], base[4];
+#pragma unroll
+        for (int qi = 0; qi < 4; qi++) {
+            const int q = 8 * (qi >> 1) + 2 * cq + (qi & 1);
+            const float mt = fmaxf(fmaxf(sh->red[c][par][0][q], sh->red[c][par][1][q]), fmaxf(sh->red[c][par][2][q], sh->red[c][par][3][q]));
+            const float mn = fmaxf(mrow[qi], mt);
+            base[qi] = mn == -INFINITY ? 0.f : mn;
+            alpha[qi] = exp2f(mrow[qi] - base[qi]);
+            mrow[qi] = mn;
+        }
+        float pv[8];
+#pragma unroll
+        for (int k = 0; k < 8; k++) pv[k] = exp2f(x[k] - base[((k >> 2) << 1) | (k & 1)]);
+#pragma unroll
+        for (int qi = 0; qi < 4; qi++) {
+            const int k = ((qi >> 1) << 2) | (qi & 1);
+            lrow[qi] = lrow[qi] * alpha[qi] + pv[k] + pv[k + 2];
+        }
+#pragma unroll
+        for (int m = 0; m < 8; m++)
+#pragma unroll
+            for (int k = 0; k < 8; k++) o[m][k] *= alpha[((k >> 2) << 1) | (k & 1)];
+
+        /* P_b = P s_b(key) as hi + lo, transposed into [16 rows][64 keys] (stmatrix .trans) */
+        {
+            const int mi = lane >> 3, jr = lane & 7; /* this lane's address: row jr of matrix mi = 2i + th */
+            const uint32_t off = (uint32_t)((8 * (mi >> 1) + jr) * 128 + ((((2 * w + (mi & 1)) ^ jr) & 7) << 4));
+#pragma unroll
+            for (int b = 0; b < 4; b++) {
+                uint32_t hi[4], lo[4];
+#pragma unroll
+                for (int mtx = 0; mtx < 4; mtx++) { /* matrix 2i + th: elements 4i + 2th, + 1 */
+                    const int k = 4 * (mtx >> 1) + 2 * (mtx & 1);
+                    const float sv = (mtx & 1) ? s1[b] : s0[b];
+                    const float a0 = pv[k] * sv, a1 = pv[k + 1] * sv;
+                    hi[mtx] = pack_bf16x2(a0, a1);
+                    const float h0 = __uint_as_float(hi[mtx] << 16), h1 = __uint_as_float(hi[mtx] & 0xffff0000u);
+                    lo[mtx] = pack_bf16x2(a0 - h0, a1 - h1);
+                }
+                asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(pt0 + (2 * b) * HN_PT + off),
+                             "r"(hi[0]), "r"(hi[1]), "r"(hi[2]), "r"(hi[3]) : "memory");
+                asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(pt0 + (2 * b + 1) * HN_PT + off),
+                             "r"(lo[0]), "r"(lo[1]), "r"(lo[2]), "r"(lo[3]) : "memory");
+            }
+        }
+        hd_fence_proxy_async();
+        HD_BAR_R(1 + c, 128);
+
+        /* O^T += V^T P_b^T, V^T from registers: keys 16ks + 2cq (+1, +8, +9), columns 128b + 32w + 4g .. +3 */
+        {
+            const int off = ((w >> 1) * 4096) + 32 * (w & 1) + 4 * g;
+            uint32_t va[2][2][4];
+#pragma unroll
+            for (int it = 0; it < 16; it++) {
+                const int b = it >> 2, ks = it & 3;
+                const uint8_t *src = raw + (2 * b) * 4096 + off + (16 * ks + 2 * cq) * 64;
+                const uint32_t r0 = *(const uint32_t *)src, r1 = *(const uint32_t *)(src + 64);
+                const uint32_t r8 = *(const uint32_t *)(src + 512), r9 = *(const uint32_t *)(src + 576);
+                const uint32_t a01 = hn_prmt(r0, r1, 0x5140u), b01 = hn_prmt(r0, r1, 0x7362u);
+                const uint32_t a89 = hn_prmt(r8, r9, 0x5140u), b89 = hn_prmt(r8, r9, 0x7362u);
+                if (it >= 2) HD_WGMMA_WAIT(1);
+                uint32_t(*A)[4] = va[it & 1];
+                A[0][0] = HN_CVT(a01); A[0][1] = HN_CVT(a01 >> 16); A[0][2] = HN_CVT(a89); A[0][3] = HN_CVT(a89 >> 16);
+                A[1][0] = HN_CVT(b01); A[1][1] = HN_CVT(b01 >> 16); A[1][2] = HN_CVT(b89); A[1][3] = HN_CVT(b89 >> 16);
+                hd_wgmma_fence();
+                const uint64_t dh = hd_desc(pt0 + (2 * b) * HN_PT + 32 * ks, 16, 1024);
+                const uint64_t dl = hd_desc(pt0 + (2 * b + 1) * HN_PT + 32 * ks, 16, 1024);
+                hn_mma_rs(o[2 * b], A[0], dh, 1);
+                hn_mma_rs(o[2 * b], A[0], dl, 1);
+                hn_mma_rs(o[2 * b + 1], A[1], dh, 1);
+                hn_mma_rs(o[2 * b + 1], A[1], dl, 1);
+                hd_wgmma_commit();
+            }
+            HD_WGMMA_WAIT(0);
+#pragma unroll
+            for (int m = 0; m < 8; m++) hd_pin(o[m], 8);
+        }
+        __syncwarp();
+        if (lane == 0) hd_mbar_arrive(smem_u32(&sh->empty[s]));
+    }
+
+    /* ---- row sums across the warpgroup; consumer 1 hands over; consumer 0 writes ---- */
+#pragma unroll
+    for (int qi = 0; qi < 4; qi++) {
+        float v = lrow[qi];
+        v += __shfl_xor_sync(0xffffffffu, v, 4);
+        v += __shfl_xor_sync(0xffffffffu, v, 8);
+        v += __shfl_xor_sync(0xffffffffu, v, 16);
+        if (g == 0) sh->lsum[c][w][8 * (qi >> 1) + 2 * cq + (qi & 1)] = v;
+    }
+    HD_BAR(3, 256); /* every tile consumed (the raw stages are free: nothing is in flight) */
+    float *ox = (float *)(sm + HN_RAW0);
+#pragma unroll
+    for (int qi = 0; qi < 4; qi++) {
+        const int q = 8 * (qi >> 1) + 2 * cq + (qi & 1);
+        lrow[qi] = sh->lsum[c][0][q] + sh->lsum[c][1][q] + sh->lsum[c][2][q] + sh->lsum[c][3][q];
+        if (c == 1 && w == 0 && g == 0) { sh->mx[q] = mrow[qi]; sh->lx[q] = lrow[qi]; }
+    }
+    if (c == 1) {
+#pragma unroll
+        for (int m = 0; m < 8; m++)
+            *(float4 *)(ox + ((m * 2) * 128 + (tid - 128)) * 4) = make_float4(o[m][0], o[m][1], o[m][2], o[m][3]),
+            *(float4 *)(ox + ((m * 2 + 1) * 128 + (tid - 128)) * 4) = make_float4(o[m][4], o[m][5], o[m][6], o[m][7]);
+    }
+    HD_BAR(3, 256);
+    if (c == 1) return;
+    float f0[4], f1[4], scl[4], lse2[4];
+#pragma unroll
+    for (int qi = 0; qi < 4; qi++) {
+        const int q = 8 * (qi >> 1) + 2 * cq + (qi & 1);
+        const float m1 = sh->mx[q], l1 = sh->lx[q], m0 = mrow[qi];
+        const float M = fmaxf(m0, m1);
+        f0[qi] = M == -INFINITY ? 0.f : exp2f(m0 - M);
+        f1[qi] = M == -INFINITY ? 0.f : exp2f(m1 - M);
+        const float L = lrow[qi] * f0[qi] + l1 * f1[qi];
+        lse2[qi] = L > 0.f ? M + log2f(L) : -INFINITY;
+        scl[qi] = L > 0.f ? 1.f / L : 0.f;
+        if (p.nsplit == 1 && L > 0.f && p.sink) {
+            const int h = (sh->row0 + q) % H;
+            scl[qi] *= 1.f / (1.f + expf(p.sink[h] - lse2[qi] * 0.69314718055994531f));
+        }
+    }
+#pragma unroll
+    for (int m = 0; m < 8; m++) {
+        const float4 u = *(const float4 *)(ox + ((m * 2) * 128 + tid) * 4), v = *(const float4 *)(ox + ((m * 2 + 1) * 128 + tid) * 4);
+        const float o1[8] = {u.x, u.y, u.z, u.w, v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            const int qi = ((k >> 2) << 1) | (k & 1);
+            o[m][k] = (o[m][k] * f0[qi] + o1[k] * f1[qi]) * scl[qi];
+        }
+    }
+    const int64_t TH = (int64_t)p.T * H;
+#pragma unroll
+    for (int qi = 0; qi < 4; qi++) {
+        const int q = 8 * (qi >> 1) + 2 * cq + (qi & 1);
+        if (q >= sh->nrows) continue;
+        const int R = sh->row0 + q, t = sh->q_start + R / H, h = R % H;
+        const int k0 = ((qi >> 1) << 2) | (qi & 1); /* o[m][k0]: row g (column +0), o[m][k0 + 2]: row g + 8 (+1) */
+        if (p.nsplit == 1) {
+            uint16_t *orow = p.out + (int64_t)t * p.o_st + (int64_t)h * p.o_sh;
+#pragma unroll
+            for (int b = 0; b < 4; b++) {
+                const int col = 128 * b + 32 * w + 4 * g;
+                *(uint32_t *)(orow + col) = pack_bf16x2(o[2 * b][k0], o[2 * b][k0 + 2]);
+                *(uint32_t *)(orow + col + 2) = pack_bf16x2(o[2 * b + 1][k0], o[2 * b + 1][k0 + 2]);
+            }
+            if (p.lse && w == 0 && g == 0)
+                p.lse[(int64_t)t * p.lse_st + h] = lse2[qi] == -INFINITY ? INFINITY : lse2[qi] * 0.69314718055994531f;
+        } else {
+            const int64_t row = (int64_t)blockIdx.y * TH + (int64_t)t * H + h;
+            float *orow = p.ws_o + row * MLA_LATENT_DIM;
+#pragma unroll
+            for (int b = 0; b < 4; b++) {
+                const int col = 128 * b + 32 * w + 4 * g;
+                *(float4 *)(orow + col) = make_float4(o[2 * b][k0], o[2 * b][k0 + 2], o[2 * b + 1][k0], o[2 * b + 1][k0 + 2]);
+            }
+            if (w == 0 && g == 0) p.ws_lse[row] = lse2[qi];
+        }
+    }
+}
+
+void hn_launch(const hd_params *p, unsigned gx, cudaStream_t stream) {
+    hn_decode_kernel_n1<<<dim3(gx, (unsigned)p->nsplit, 1u), HN_THREADS, HN_SMEM_BYTES, stream>>>(*p);
+}
+int hn_prepare(void) {
+    return cudaFuncSetAttribute(hn_decode_kernel_n1, cudaFuncAttributeMaxDynamicSharedMemorySize, HN_SMEM_BYTES) == cudaSuccess;
+}
