@@ -70,6 +70,8 @@ typedef struct hn_small {
     float lsum[2][4][HN_ROWS];   /* per consumer, warp: row sums at the end */
     float mx[HN_ROWS], lx[HN_ROWS]; /* consumer 1's max and sums for the merge */
     int32_t ok[HN_STAGES][4];    /* per stage, 16-key group: 1 = its page exists (the keys were loaded) */
+    uint32_t qmax[HN_ROWS];      /* per row: max |q| over the latent columns (f32 bits) */
+    int32_t qexp[HN_ROWS];       /* per row: Q's latent columns are stored as f16(q 2^-qexp) */
     int32_t b, q_start, q_len, nrows, row0, seq, t_begin, nt;
 } hn_small;
 
@@ -89,6 +91,21 @@ MLA_DEV void hn_mma_rs(float d[8], const uint32_t a[4], uint64_t db, int acc) {
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(acc));
 }
+/* the same in f16 (S: K exact in f16, Q scaled per row) */
+MLA_DEV void hn_mma_rs_h(float d[8], const uint32_t a[4], uint64_t db, int acc) {
+    asm volatile(
+        "{\n .reg .pred p;\n setp.ne.b32 p, %13, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7}, "
+        "{%8, %9, %10, %11}, %12, p, 1, 1, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(acc));
+}
+/* two e4m3 (low 16 bits) -> f16x2, exact */
+MLA_DEV uint32_t hn_e4m3x2_h(uint32_t two) {
+    uint32_t h;
+    asm("cvt.rn.f16x2.e4m3x2 %0, %1;\n" : "=r"(h) : "h"((unsigned short)(two & 0xffffu)));
+    return h;
+}
 /* D[64x16] (+)= A[64x16] B[16x16]: both K-major in smem */
 MLA_DEV void hn_mma_ss(float d[8], uint64_t da, uint64_t db, int acc) {
     asm volatile(
@@ -107,20 +124,43 @@ MLA_DEV uint32_t hn_prmt(uint32_t a, uint32_t b, uint32_t sel) {
 /* byte offset of element (r, col) in a 128-byte-swizzled tile of 128-byte rows (1024-aligned) */
 MLA_DEV uint32_t hn_swz(int r, int col) { return (uint32_t)(r * 128 + ((((col >> 3) ^ r) & 7) << 4) + (col & 7) * 2); }
 
-/* Q of the block's 16 rows (zeros past nrows) into 9 swizzled chunks; chunks 0-7 in the K order of
- * the S A fragments (see the design note), chunk 8 (the rope) natural. */
-MLA_DEV void hn_load_q(const hd_params &p, const hn_small *sh, uint8_t *sm, int tid, int nthreads) {
-    for (int k = tid; k < HN_ROWS * (MLA_KEY_DIM / 2); k += nthreads) {
-        const int r = k / (MLA_KEY_DIM / 2), d = 2 * (k % (MLA_KEY_DIM / 2)), j = d >> 6, dd = d & 63;
-        uint32_t v = 0;
-        if (r < sh->nrows) {
-            const int R = sh->row0 + r, t = sh->q_start + R / p.H, h = R % p.H;
-            v = __ldg((const uint32_t *)(p.q + (int64_t)t * p.q_st + (int64_t)h * p.q_sh + d));
-        }
+/* Q of the block's 16 rows (zeros past nrows) into 9 swizzled chunks. The latent columns (chunks
+ * 0-7, in the K order of the S A fragments: see the design note) as f16 of q 2^-qexp[r], qexp[r] =
+ * floor(log2 max |q_r|) - 14, so that the row's largest value lands in [2^14, 2^15): exact (bf16
+ * has 8 significant bits, f16 11) down to 2^-28 of the row's max; the rope (chunk 8) stays bf16.
+ * The 256 consumer threads; named barrier 3 between the passes. */
+MLA_DEV uint32_t hn_q_pair(const hd_params &p, const hn_small *sh, int r, int d) {
+    if (r >= sh->nrows) return 0u;
+    const int R = sh->row0 + r, t = sh->q_start + R / p.H, h = R % p.H;
+    return __ldg((const uint32_t *)(p.q + (int64_t)t * p.q_st + (int64_t)h * p.q_sh + d));
+}
+MLA_DEV void hn_load_q(const hd_params &p, hn_small *sh, uint8_t *sm, int tid) {
+    const int PAIRS = MLA_KEY_DIM / 2, LAT = MLA_LATENT_DIM / 2;
+    if (tid < HN_ROWS) sh->qmax[tid] = 0u;
+    HD_BAR(3, 256);
+    for (int k = tid; k < HN_ROWS * LAT; k += 256) {
+        const int r = k / LAT, d = 2 * (k % LAT);
+        const uint32_t v = hn_q_pair(p, sh, r, d);
+        const float m = fmaxf(fabsf(__uint_as_float(v << 16)), fabsf(__uint_as_float(v & 0xffff0000u)));
+        if (m > 0.f) atomicMax(&sh->qmax[r], __float_as_uint(m)); /* NaN: see below */
+    }
+    HD_BAR(3, 256);
+    if (tid < HN_ROWS) {
+        const uint32_t u = sh->qmax[tid];
+        const int e = (int)((u >> 23) & 0xffu); /* biased exponent of the max (0: zero or subnormal) */
+        sh->qexp[tid] = (e == 0 || e == 255) ? 0 : e - 127 - 14;
+    }
+    HD_BAR(3, 256);
+    for (int k = tid; k < HN_ROWS * PAIRS; k += 256) {
+        const int r = k / PAIRS, d = 2 * (k % PAIRS), j = d >> 6, dd = d & 63;
+        uint32_t v = hn_q_pair(p, sh, r, d);
         int col = dd;
-        if (j < 8) { /* dd = 16c + 4kk + 2hi (+ e = 0): k index 2c + 8hi of k-step kk */
+        if (j < 8) { /* dd = 16c + 4kk + 2hi (+ e = 0): k index 2c + 8hi of k-step kk; f16 of q 2^-qexp */
             const int c = dd >> 4, kk = (dd >> 2) & 3, hi = (dd >> 1) & 1;
             col = 16 * kk + 2 * c + 8 * hi;
+            const float f = exp2f((float)-sh->qexp[r]);
+            __half2 hv = __floats2half2_rn(__uint_as_float(v << 16) * f, __uint_as_float(v & 0xffff0000u) * f);
+            v = *(uint32_t *)&hv;
         }
         *(uint32_t *)(sm + j * HN_QCH + hn_swz(r, col)) = v;
     }
@@ -213,7 +253,7 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
         return;
     }
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(HN_CONSUMER_REGS));
-    hn_load_q(p, sh, sm, tid, 256);
+    hn_load_q(p, sh, sm, tid);
     hd_fence_proxy_async(); /* generic stores -> the wgmma reads */
     HD_BAR(3, 256);
 
@@ -242,6 +282,9 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
 #pragma unroll
     for (int qi = 0; qi < 4; qi++) { mrow[qi] = -INFINITY; lrow[qi] = 0.f; }
     const float sl2 = p.scale_log2;
+    float qf[4]; /* 2^qexp of this thread's rows: the latent part of S back to q's scale */
+#pragma unroll
+    for (int qi = 0; qi < 4; qi++) qf[qi] = exp2f((float)sh->qexp[8 * (qi >> 1) + 2 * cq + (qi & 1)]);
     const uint32_t pt0 = sbase + HN_P0 + c * 8 * HN_PT;
     const int t0 = 16 * w + g; /* this thread's keys in S: t0, t0 + 8 */
 
@@ -268,15 +311,15 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
             if (j >= 2) HD_WGMMA_WAIT(1); /* chunk j - 2's wgmmas (this buffer) are done */
 #pragma unroll
             for (int kk = 0; kk < 4; kk++) {
-                af[j & 1][kk][0] = HN_CVT(x0[kk]);
-                af[j & 1][kk][1] = HN_CVT(x1[kk]);
-                af[j & 1][kk][2] = HN_CVT(x0[kk] >> 16);
-                af[j & 1][kk][3] = HN_CVT(x1[kk] >> 16);
+                af[j & 1][kk][0] = hn_e4m3x2_h(x0[kk]);
+                af[j & 1][kk][1] = hn_e4m3x2_h(x1[kk]);
+                af[j & 1][kk][2] = hn_e4m3x2_h(x0[kk] >> 16);
+                af[j & 1][kk][3] = hn_e4m3x2_h(x1[kk] >> 16);
             }
             hd_wgmma_fence();
 #pragma unroll
             for (int kk = 0; kk < 4; kk++)
-                hn_mma_rs(sa[j >> 1], af[j & 1][kk], hd_desc(sbase + j * HN_QCH + 32 * kk, 16, 1024), (j & 1) | kk);
+                hn_mma_rs_h(sa[j >> 1], af[j & 1][kk], hd_desc(sbase + j * HN_QCH + 32 * kk, 16, 1024), (j & 1) | kk);
             if (j == 7) {
 #pragma unroll
                 for (int kk = 0; kk < 4; kk++)
@@ -294,8 +337,8 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
 #pragma unroll
         for (int k = 0; k < 8; k++) {
             const float *sv = (k & 2) ? s1 : s0;
-            const float v = sa[0][k] * sv[0] + sa[1][k] * sv[1] + sa[2][k] * sv[2] + sa[3][k] * sv[3] + sa[4][k];
             const int key = key0 + t0 + ((k & 2) ? 8 : 0), qi = ((k >> 2) << 1) | (k & 1);
+            const float v = (sa[0][k] * sv[0] + sa[1][k] * sv[1] + sa[2][k] * sv[2] + sa[3][k] * sv[3]) * qf[qi] + sa[4][k];
             const int ok = ((k & 2) ? v1 : v0) && key < kend[qi];
             x[k] = ok ? v * sl2 : -INFINITY;
         }
