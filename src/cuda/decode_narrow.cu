@@ -68,7 +68,9 @@ typedef struct hn_small {
     uint64_t empty[HN_STAGES];   /* its consumer is done reading it: one arrival per warp (4) */
     float red[2][2][4][HN_ROWS]; /* per consumer, tile parity, warp: the warp's max per row */
     float lsum[2][4][HN_ROWS];   /* per consumer, warp: row sums at the end */
+    float smx[2][2][4];          /* per consumer, tile parity, warp: max |scale| of the warp's 16 keys */
     float mx[HN_ROWS], lx[HN_ROWS]; /* consumer 1's max and sums for the merge */
+    int32_t cx;                  /* consumer 1's scale exponent C */
     int32_t ok[HN_STAGES][4];    /* per stage, 16-key group: 1 = its page exists (the keys were loaded) */
     uint32_t qmax[HN_ROWS];      /* per row: max |q| over the latent columns (f32 bits) */
     int32_t qexp[HN_ROWS];       /* per row: Q's latent columns are stored as f16(q 2^-qexp) */
@@ -82,16 +84,7 @@ static_assert(2 * 128 * 64 * 4 <= HN_STAGE * 2, "consumer 1's O^T fits in stages
 
 int hn_smem_bytes(void) { return HN_SMEM_BYTES; }
 
-/* D[64x16] (+)= A[64x16] B[16x16]: A from registers (m64k16 fragment), B K-major in smem */
-MLA_DEV void hn_mma_rs(float d[8], const uint32_t a[4], uint64_t db, int acc) {
-    asm volatile(
-        "{\n .reg .pred p;\n setp.ne.b32 p, %13, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7}, "
-        "{%8, %9, %10, %11}, %12, p, 1, 1, 0;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(acc));
-}
-/* the same in f16 (S: K exact in f16, Q scaled per row) */
+/* D[64x16] (+)= A[64x16] B[16x16], f16: A from registers (m64k16 fragment), B K-major in smem */
 MLA_DEV void hn_mma_rs_h(float d[8], const uint32_t a[4], uint64_t db, int acc) {
     asm volatile(
         "{\n .reg .pred p;\n setp.ne.b32 p, %13, 0;\n"
@@ -104,6 +97,12 @@ MLA_DEV void hn_mma_rs_h(float d[8], const uint32_t a[4], uint64_t db, int acc) 
 MLA_DEV uint32_t hn_e4m3x2_h(uint32_t two) {
     uint32_t h;
     asm("cvt.rn.f16x2.e4m3x2 %0, %1;\n" : "=r"(h) : "h"((unsigned short)(two & 0xffffu)));
+    return h;
+}
+/* the high 16 bits' two e4m3 -> f16x2 (the cvt reads the register's upper half: no shift) */
+MLA_DEV uint32_t hn_e4m3x2_hi(uint32_t four) {
+    uint32_t h;
+    asm("{\n .reg .b16 lo, hi;\n mov.b32 {lo, hi}, %1;\n cvt.rn.f16x2.e4m3x2 %0, hi;\n}\n" : "=r"(h) : "r"(four));
     return h;
 }
 /* D[64x16] (+)= A[64x16] B[16x16]: both K-major in smem */
@@ -216,9 +215,6 @@ MLA_DEV void hn_issue(const hd_params &p, const hn_small *sh, uint32_t sbase, ui
     }
 }
 
-/* two e4m3 (low 16 bits) -> bf16x2, exact (hd_e4m3x2 with the unit scale's multiplier) */
-#define HN_CVT(x) hd_e4m3x2((x), mul1)
-
 __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __grid_constant__ hd_params p) {
     extern __shared__ uint8_t hn_smem_raw[];
     /* rounded up to 1024 B by an offset into the array (not through an integer), so that the
@@ -259,7 +255,6 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
 
     /* ---- consumers ---- */
     const int c = tid >> 7, w = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, cq = lane & 3;
-    const uint32_t mul1 = hd_f8_mul(1.f);
     const int seq = sh->seq, H = p.H;
     /* this thread's 4 query rows: qi = 2i + e -> row 8i + 2cq + e; the key limit of each */
     int kend[4];
@@ -279,6 +274,7 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
 #pragma unroll
         for (int k = 0; k < 8; k++) o[m][k] = 0.f;
     float mrow[4], lrow[4];
+    int cexp = 126; /* P_b = P s_b 2^cexp in f16 (see below); O^T carries the factor 2^cexp */
 #pragma unroll
     for (int qi = 0; qi < 4; qi++) { mrow[qi] = -INFINITY; lrow[qi] = 0.f; }
     const float sl2 = p.scale_log2;
@@ -313,8 +309,8 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
             for (int kk = 0; kk < 4; kk++) {
                 af[j & 1][kk][0] = hn_e4m3x2_h(x0[kk]);
                 af[j & 1][kk][1] = hn_e4m3x2_h(x1[kk]);
-                af[j & 1][kk][2] = hn_e4m3x2_h(x0[kk] >> 16);
-                af[j & 1][kk][3] = hn_e4m3x2_h(x1[kk] >> 16);
+                af[j & 1][kk][2] = hn_e4m3x2_hi(x0[kk]);
+                af[j & 1][kk][3] = hn_e4m3x2_hi(x1[kk]);
             }
             hd_wgmma_fence();
 #pragma unroll
@@ -331,6 +327,22 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
 #pragma unroll
         for (int b = 0; b < 5; b++) hd_pin(sa[b], 8);
 
+        /* keys that do not exist (past seq_len, on an out-of-range page) may hold any bytes, e4m3 NaN
+           included, which the exact f16 conversion keeps: their latent bytes are zeroed before P.V
+           (0 * NaN). Only on tiles that have such keys; S is done reading them (masked below) and
+           the barrier before P.V orders these stores before the other warps' loads. */
+        {
+            const int nval = seq - key0;
+            const int allok = sh->ok[s][0] & sh->ok[s][1] & sh->ok[s][2] & sh->ok[s][3];
+            if (nval < HN_KEYS || !allok) {
+                uint8_t *rw = sm + HN_RAW0 + s * HN_STAGE;
+                for (int k = tid & 127; k < HN_KEYS * 32; k += 128) { /* 16-byte pieces: key k / 32, slot (k / 4) % 8 */
+                    const int key = k >> 5, j = (k >> 2) & 7, q4 = k & 3;
+                    if (key >= nval || !sh->ok[s][key >> 4])
+                        *(uint4 *)(rw + j * 4096 + key * 64 + q4 * 16) = make_uint4(0u, 0u, 0u, 0u);
+                }
+            }
+        }
         /* scores (log2 units), masked; the tile max per row across the warpgroup */
         float x[8], tmax[4];
         const float s0[4] = {sc0.x, sc0.y, sc0.z, sc0.w}, s1[4] = {sc1.x, sc1.y, sc1.z, sc1.w};
@@ -351,12 +363,30 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 16));
             tmax[qi] = mx;
         }
+        float smax = fmaxf(fmaxf(fmaxf(fabsf(sc0.x), fabsf(sc0.y)), fmaxf(fabsf(sc0.z), fabsf(sc0.w))),
+                           fmaxf(fmaxf(fabsf(sc1.x), fabsf(sc1.y)), fmaxf(fabsf(sc1.z), fabsf(sc1.w))));
+        smax = fmaxf(smax, __shfl_xor_sync(0xffffffffu, smax, 4));
+        smax = fmaxf(smax, __shfl_xor_sync(0xffffffffu, smax, 8));
+        smax = fmaxf(smax, __shfl_xor_sync(0xffffffffu, smax, 16));
         const int par = (n >> 1) & 1;
+        if (lane == 0) sh->smx[c][par][w] = smax;
         if (g == 0) {
 #pragma unroll
             for (int qi = 0; qi < 4; qi++) sh->red[c][par][w][8 * (qi >> 1) + 2 * cq + (qi & 1)] = tmax[qi];
         }
         HD_BAR_R(1 + c, 128);
+        /* the scale exponent: |P s_b| 2^cexp < 2^15 for every key so far (f16 holds it, lo keeps 2^-22 of
+           it); when a tile lowers cexp, O^T is rescaled with the running max's alpha */
+        float cscale = 1.f;
+        {
+            const float sm4 = fmaxf(fmaxf(sh->smx[c][par][0], sh->smx[c][par][1]), fmaxf(sh->smx[c][par][2], sh->smx[c][par][3]));
+            const int e = (int)((__float_as_uint(sm4) >> 23) & 0xffu);
+            if (sm4 > 0.f && e < 255) { /* zero: no key; inf / NaN: carried as they come */
+                int ct = 14 - (e - 127);
+                ct = ct < -100 ? -100 : ct;
+                if (ct < cexp) { cscale = exp2f((float)(ct - cexp)); cexp = ct; }
+            }
+        }
         float alpha[4], base[4];
 #pragma unroll
         for (int qi = 0; qi < 4; qi++) {
@@ -368,6 +398,7 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
             mrow[qi] = mn;
         }
         float pv[8];
+        const float c2 = exp2f((float)cexp);
 #pragma unroll
         for (int k = 0; k < 8; k++) pv[k] = exp2f(x[k] - base[((k >> 2) << 1) | (k & 1)]);
 #pragma unroll
@@ -378,7 +409,7 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
 #pragma unroll
         for (int m = 0; m < 8; m++)
 #pragma unroll
-            for (int k = 0; k < 8; k++) o[m][k] *= alpha[((k >> 2) << 1) | (k & 1)];
+            for (int k = 0; k < 8; k++) o[m][k] *= alpha[((k >> 2) << 1) | (k & 1)] * cscale;
 
         /* P_b = P s_b(key) as hi + lo, transposed into [16 rows][64 keys] (stmatrix .trans) */
         {
@@ -390,11 +421,13 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
 #pragma unroll
                 for (int mtx = 0; mtx < 4; mtx++) { /* matrix 2i + th: elements 4i + 2th, + 1 */
                     const int k = 4 * (mtx >> 1) + 2 * (mtx & 1);
-                    const float sv = (mtx & 1) ? s1[b] : s0[b];
+                    const float sv = ((mtx & 1) ? s1[b] : s0[b]) * c2;
                     const float a0 = pv[k] * sv, a1 = pv[k + 1] * sv;
-                    hi[mtx] = pack_bf16x2(a0, a1);
-                    const float h0 = __uint_as_float(hi[mtx] << 16), h1 = __uint_as_float(hi[mtx] & 0xffff0000u);
-                    lo[mtx] = pack_bf16x2(a0 - h0, a1 - h1);
+                    const __half2 h = __floats2half2_rn(a0, a1);
+                    const float2 hf = __half22float2(h);
+                    const __half2 l2 = __floats2half2_rn(a0 - hf.x, a1 - hf.y);
+                    hi[mtx] = *(const uint32_t *)&h;
+                    lo[mtx] = *(const uint32_t *)&l2;
                 }
                 asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(pt0 + (2 * b) * HN_PT + off),
                              "r"(hi[0]), "r"(hi[1]), "r"(hi[2]), "r"(hi[3]) : "memory");
@@ -419,15 +452,15 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
                 const uint32_t a89 = hn_prmt(r8, r9, 0x5140u), b89 = hn_prmt(r8, r9, 0x7362u);
                 if (it >= 2) HD_WGMMA_WAIT(1);
                 uint32_t(*A)[4] = va[it & 1];
-                A[0][0] = HN_CVT(a01); A[0][1] = HN_CVT(a01 >> 16); A[0][2] = HN_CVT(a89); A[0][3] = HN_CVT(a89 >> 16);
-                A[1][0] = HN_CVT(b01); A[1][1] = HN_CVT(b01 >> 16); A[1][2] = HN_CVT(b89); A[1][3] = HN_CVT(b89 >> 16);
+                A[0][0] = hn_e4m3x2_h(a01); A[0][1] = hn_e4m3x2_hi(a01); A[0][2] = hn_e4m3x2_h(a89); A[0][3] = hn_e4m3x2_hi(a89);
+                A[1][0] = hn_e4m3x2_h(b01); A[1][1] = hn_e4m3x2_hi(b01); A[1][2] = hn_e4m3x2_h(b89); A[1][3] = hn_e4m3x2_hi(b89);
                 hd_wgmma_fence();
                 const uint64_t dh = hd_desc(pt0 + (2 * b) * HN_PT + 32 * ks, 16, 1024);
                 const uint64_t dl = hd_desc(pt0 + (2 * b + 1) * HN_PT + 32 * ks, 16, 1024);
-                hn_mma_rs(o[2 * b], A[0], dh, 1);
-                hn_mma_rs(o[2 * b], A[0], dl, 1);
-                hn_mma_rs(o[2 * b + 1], A[1], dh, 1);
-                hn_mma_rs(o[2 * b + 1], A[1], dl, 1);
+                hn_mma_rs_h(o[2 * b], A[0], dh, 1);
+                hn_mma_rs_h(o[2 * b], A[0], dl, 1);
+                hn_mma_rs_h(o[2 * b + 1], A[1], dh, 1);
+                hn_mma_rs_h(o[2 * b + 1], A[1], dl, 1);
                 hd_wgmma_commit();
             }
             HD_WGMMA_WAIT(0);
@@ -454,6 +487,7 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
         const int q = 8 * (qi >> 1) + 2 * cq + (qi & 1);
         lrow[qi] = sh->lsum[c][0][q] + sh->lsum[c][1][q] + sh->lsum[c][2][q] + sh->lsum[c][3][q];
         if (c == 1 && w == 0 && g == 0) { sh->mx[q] = mrow[qi]; sh->lx[q] = lrow[qi]; }
+        if (c == 1 && tid == 128) sh->cx = cexp;
     }
     if (c == 1) {
 #pragma unroll
@@ -472,6 +506,8 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
         f0[qi] = M == -INFINITY ? 0.f : exp2f(m0 - M);
         f1[qi] = M == -INFINITY ? 0.f : exp2f(m1 - M);
         const float L = lrow[qi] * f0[qi] + l1 * f1[qi];
+        f0[qi] *= exp2f((float)-cexp); /* O^T carries 2^cexp of its consumer */
+        f1[qi] *= exp2f((float)-sh->cx);
         lse2[qi] = L > 0.f ? M + log2f(L) : -INFINITY;
         scl[qi] = L > 0.f ? 1.f / L : 0.f;
         if (p.nsplit == 1 && L > 0.f && p.sink) {
