@@ -6,6 +6,15 @@
          the tensor cores from registers, dequantized straight from the raw e4m3 bytes (no bf16 copy
          of the tile in shared memory); two consumer warpgroups take alternate tiles, each with its
          own running max, merged at the end.
+         H100 (scripts/narrow_check.sh, against the 64-row FP8 kernel, GB/s at 656 B per key):
+           b=128 h=16 s_q=1 16K 1135 -> 1885; b=4 h=16 32K 657 -> 1199
+     n2  S in f16: K is exact in f16 (one cvt per pair instead of cvt, three integer ops and a bf16x2
+         multiply), Q's latent part stored as f16(q 2^-qexp) per row; ncu had put the issue slots at
+         53% busy with half the instructions in the conversions                  1885 -> 2250
+     n3  P.V in f16: V exact in f16, the scales in P (P_b = P s_b 2^cexp, f16 hi + lo; cexp lowered
+         as tiles bring larger scales, O^T rescaled with alpha); keys that do not exist are zeroed
+         in the raw tile first (f16 keeps e4m3 NaN)                              2250 -> 2640
+         (h=8 4K 2210, h=16 page 16 2215; the 64-row kernel 980 / 945)
    TFLOPS / bytes as decode_hopper.cu counts them (656 B per key).
 
    ---- design -----------------------------------------------------------------------------------
@@ -15,16 +24,16 @@
    Warpgroup 2 = producer (its warp 8 works): lanes 0 .. 64/box - 1 each issue one sub-block of a tile (10 TMA boxes: the 8
    latent slots, the rope, the scales) into stage n % 4 once its last reader freed it.
    Warpgroups 0, 1 = consumers c: tiles n = c, c + 2, ...; per tile:
-     S^T[64 keys x 16 rows] = sum_b s_b(key) * K_b Q_b^T + K_rope Q_rope^T: K_b (latent columns
-       128b..128b+127, raw e4m3) from registers (m64n16k16, the A fragment loaded 16 bytes a row
-       and converted exactly to bf16), one accumulator per scale block b, the rope by a
-       shared-memory wgmma (the rope box lands in the 128-byte swizzle);
+     S^T[64 keys x 16 rows] = sum_b s_b(key) * 2^qexp K_b Q_b^T + K_rope Q_rope^T: K_b (latent
+       columns 128b..128b+127, raw e4m3) from registers (m64n16k16 f16, the A fragment loaded 16
+       bytes a row and converted exactly to f16), one accumulator per scale block b, the rope by a
+       bf16 shared-memory wgmma (the rope box lands in the 128-byte swizzle);
      the tile max per row crosses the warpgroup's four warps through shared memory; P = exp2(S -
        m), O^T and the row sums rescaled by exp2(m_old - m);
-     P^T scaled per block, P_b = P s_b(key), as two bf16 terms (P_hi + P_lo, SPEC 5), stored
+     P^T scaled per block, P_b = P s_b(key) 2^cexp, as two f16 terms (P_hi + P_lo, SPEC 5), stored
        transposed by stmatrix into 8 [16 rows][64 keys] tiles;
      O^T[512 x 16] += V^T P_b^T: V^T from registers (two keys' bytes of one latent column paired
-       by a byte permute, converted exactly), 8 m-blocks x 4 k-steps x (hi, lo).
+       by a byte permute, converted exactly to f16), 8 m-blocks x 4 k-steps x (hi, lo).
    Output: consumer 1 hands its O^T, max and sums to consumer 0 through shared memory; consumer 0
    writes out (or the f32 partial and its lse2 for the combine).
 
@@ -35,7 +44,7 @@
    loads 16 contiguous bytes per key and chunk; Q is stored in that order (hn_load_q).
 
    ---- shared memory (base rounded up to 1024 B) -------------------------------------------------
-     Q      [0, 18432)        9 chunks of 16 rows x 128 B (128-byte swizzle; chunks 0-7 permuted)
+     Q      [0, 18432)        9 chunks of 16 rows x 128 B (128-byte swizzle; chunks 0-7 permuted, f16)
      raw s  18432 + s*41984   slots j = 0..7 at +4096 j (64 keys x 64 B), rope at +32768 (64 x 128 B,
                               swizzled), scales at +40960 (64 x 16 B), s = 0..3
      P^T    186368 + c*16384  consumer c: 8 tiles (block b, hi / lo) of 16 rows x 128 B (swizzled)
@@ -65,7 +74,8 @@
 
 typedef struct hn_small {
     uint64_t landed[HN_STAGES];  /* raw tile landed: one arrival per issuing lane (+ tx bytes) */
-    uint64_t empty[HN_STAGES];   /* its consumer is done reading it: one arrival per warp (4) */
+    uint64_t empty[HN_STAGES];   /* its consumer is done reading it: one arrival per thread (128) */
+    uint64_t done0, oxready;     /* the end: consumer 0 done with its tiles; consumer 1's O^T handed over (128 each) */
     float red[2][2][4][HN_ROWS]; /* per consumer, tile parity, warp: the warp's max per row */
     float lsum[2][4][HN_ROWS];   /* per consumer, warp: row sums at the end */
     float smx[2][2][4];          /* per consumer, tile parity, warp: max |scale| of the warp's 16 keys */
@@ -228,8 +238,10 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
         job_ok = hn_find_job(p, sh);
         for (int s = 0; s < HN_STAGES; s++) {
             hd_mbar_init(smem_u32(&sh->landed[s]), (uint32_t)(HN_KEYS / p.box));
-            hd_mbar_init(smem_u32(&sh->empty[s]), 4u);
+            hd_mbar_init(smem_u32(&sh->empty[s]), 128u);
         }
+        hd_mbar_init(smem_u32(&sh->done0), 128u);
+        hd_mbar_init(smem_u32(&sh->oxready), 128u);
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
@@ -291,7 +303,8 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
         const uint32_t rawa = sbase + HN_RAW0 + s * HN_STAGE;
         const int key0 = (sh->t_begin + n) * HN_KEYS;
         /* the scales of keys t0, t0 + 8 (zero where the key does not exist: NaN bytes never reach a product) */
-        const int v0 = key0 + t0 < seq && sh->ok[s][t0 >> 4], v1 = key0 + t0 + 8 < seq && sh->ok[s][(t0 + 8) >> 4];
+        const int okm = sh->ok[s][0] | sh->ok[s][1] << 1 | sh->ok[s][2] << 2 | sh->ok[s][3] << 3; /* pages of the 16-key groups */
+        const int v0 = key0 + t0 < seq && ((okm >> (t0 >> 4)) & 1), v1 = key0 + t0 + 8 < seq && ((okm >> ((t0 + 8) >> 4)) & 1);
         float4 sc0 = *(const float4 *)(raw + HN_SCL + t0 * 16), sc1 = *(const float4 *)(raw + HN_SCL + (t0 + 8) * 16);
         if (!v0) sc0 = make_float4(0.f, 0.f, 0.f, 0.f);
         if (!v1) sc1 = make_float4(0.f, 0.f, 0.f, 0.f);
@@ -327,22 +340,6 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
 #pragma unroll
         for (int b = 0; b < 5; b++) hd_pin(sa[b], 8);
 
-        /* keys that do not exist (past seq_len, on an out-of-range page) may hold any bytes, e4m3 NaN
-           included, which the exact f16 conversion keeps: their latent bytes are zeroed before P.V
-           (0 * NaN). Only on tiles that have such keys; S is done reading them (masked below) and
-           the barrier before P.V orders these stores before the other warps' loads. */
-        {
-            const int nval = seq - key0;
-            const int allok = sh->ok[s][0] & sh->ok[s][1] & sh->ok[s][2] & sh->ok[s][3];
-            if (nval < HN_KEYS || !allok) {
-                uint8_t *rw = sm + HN_RAW0 + s * HN_STAGE;
-                for (int k = tid & 127; k < HN_KEYS * 32; k += 128) { /* 16-byte pieces: key k / 32, slot (k / 4) % 8 */
-                    const int key = k >> 5, j = (k >> 2) & 7, q4 = k & 3;
-                    if (key >= nval || !sh->ok[s][key >> 4])
-                        *(uint4 *)(rw + j * 4096 + key * 64 + q4 * 16) = make_uint4(0u, 0u, 0u, 0u);
-                }
-            }
-        }
         /* scores (log2 units), masked; the tile max per row across the warpgroup */
         float x[8], tmax[4];
         const float s0[4] = {sc0.x, sc0.y, sc0.z, sc0.w}, s1[4] = {sc1.x, sc1.y, sc1.z, sc1.w};
@@ -375,6 +372,22 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
             for (int qi = 0; qi < 4; qi++) sh->red[c][par][w][8 * (qi >> 1) + 2 * cq + (qi & 1)] = tmax[qi];
         }
         HD_BAR_R(1 + c, 128);
+        /* keys that do not exist (past seq_len, on an out-of-range page) may hold any bytes, e4m3 NaN
+           included, which the exact f16 conversion keeps: their latent bytes are zeroed before P.V
+           (0 * NaN). Only on tiles that have such keys; S is done reading them (masked below) and
+           the barriers around them order these stores after every warp's S loads and before the
+           P.V loads. */
+        {
+            const int nval = seq - key0;
+            if (nval < HN_KEYS || okm != 15) {
+                uint8_t *rw = sm + HN_RAW0 + s * HN_STAGE;
+                for (int k = tid & 127; k < HN_KEYS * 32; k += 128) { /* 16-byte pieces: key k / 32, slot (k / 4) % 8 */
+                    const int key = k >> 5, j = (k >> 2) & 7, q4 = k & 3;
+                    if (key >= nval || !((okm >> (key >> 4)) & 1))
+                        *(uint4 *)(rw + j * 4096 + key * 64 + q4 * 16) = make_uint4(0u, 0u, 0u, 0u);
+                }
+            }
+        }
         /* the scale exponent: |P s_b| 2^cexp < 2^15 for every key so far (f16 holds it, lo keeps 2^-22 of
            it); when a tile lowers cexp, O^T is rescaled with the running max's alpha */
         float cscale = 1.f;
@@ -467,8 +480,8 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
 #pragma unroll
             for (int m = 0; m < 8; m++) hd_pin(o[m], 8);
         }
-        __syncwarp();
-        if (lane == 0) hd_mbar_arrive(smem_u32(&sh->empty[s]));
+        hd_mbar_arrive(smem_u32(&sh->empty[s])); /* every reader arrives: racecheck does not credit a
+                                                     __syncwarp before one lane's arrival here */
     }
 
     /* ---- row sums across the warpgroup; consumer 1 hands over; consumer 0 writes ---- */
@@ -480,23 +493,37 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
         v += __shfl_xor_sync(0xffffffffu, v, 16);
         if (g == 0) sh->lsum[c][w][8 * (qi >> 1) + 2 * cq + (qi & 1)] = v;
     }
-    HD_BAR(3, 256); /* every tile consumed (the raw stages are free: nothing is in flight) */
+    /* hand-over through mbarriers (racecheck does not credit bar.sync 3, 256 between the consumers):
+       consumer 0 is done reading stage 0 (every tile consumed, nothing in flight) -> consumer 1
+       writes its O^T, max, sums and exponent there -> consumer 0 reads them */
+    if (c == 0) hd_mbar_arrive(smem_u32(&sh->done0));
+    HD_BAR_R(1 + c, 128); /* lsum of this consumer */
     float *ox = (float *)(sm + HN_RAW0);
 #pragma unroll
     for (int qi = 0; qi < 4; qi++) {
         const int q = 8 * (qi >> 1) + 2 * cq + (qi & 1);
         lrow[qi] = sh->lsum[c][0][q] + sh->lsum[c][1][q] + sh->lsum[c][2][q] + sh->lsum[c][3][q];
-        if (c == 1 && w == 0 && g == 0) { sh->mx[q] = mrow[qi]; sh->lx[q] = lrow[qi]; }
-        if (c == 1 && tid == 128) sh->cx = cexp;
     }
     if (c == 1) {
+        hd_mbar_wait(smem_u32(&sh->done0), 0u);
+        if (w == 0 && g == 0)
+#pragma unroll
+            for (int qi = 0; qi < 4; qi++) {
+                const int q = 8 * (qi >> 1) + 2 * cq + (qi & 1);
+                sh->mx[q] = mrow[qi];
+                sh->lx[q] = lrow[qi];
+            }
+        if (tid == 128) sh->cx = cexp;
 #pragma unroll
         for (int m = 0; m < 8; m++)
             *(float4 *)(ox + ((m * 2) * 128 + (tid - 128)) * 4) = make_float4(o[m][0], o[m][1], o[m][2], o[m][3]),
             *(float4 *)(ox + ((m * 2 + 1) * 128 + (tid - 128)) * 4) = make_float4(o[m][4], o[m][5], o[m][6], o[m][7]);
     }
-    HD_BAR(3, 256);
-    if (c == 1) return;
+    if (c == 1) {
+        hd_mbar_arrive(smem_u32(&sh->oxready));
+        return;
+    }
+    hd_mbar_wait(smem_u32(&sh->oxready), 0u);
     float f0[4], f1[4], scl[4], lse2[4];
 #pragma unroll
     for (int qi = 0; qi < 4; qi++) {
