@@ -2733,7 +2733,7 @@ static int hd_env_on(const char *name, int *cache) {
 }
 
 /* Unsplit when the row blocks alone fill >= 3/4 of the SMs; else enough splits to fill them. */
-static int hd_auto_splits(const mla_ctx *ctx, const mla_decode_args *a) {
+static int hd_auto_splits_rows(const mla_ctx *ctx, const mla_decode_args *a, int rows) {
     const int64_t B = a->batch.num_requests > 0 ? a->batch.num_requests : 1;
     const int64_t TH = (int64_t)a->num_tokens * a->num_heads;
     if (TH <= 0) return 1;
@@ -2741,13 +2741,14 @@ static int hd_auto_splits(const mla_ctx *ctx, const mla_decode_args *a) {
     const int fs = hd_env_int("MLA_DECODE_SPLITS", &forced);
     if (fs >= 1) return fs < MLA_HD_MAX_SPLITS ? fs : MLA_HD_MAX_SPLITS;
     const int64_t per_req = (TH + B - 1) / B;
-    const int64_t est = B * ((per_req + HD_ROWS - 1) / HD_ROWS); /* row blocks of a uniform batch */
+    const int64_t est = B * ((per_req + rows - 1) / rows); /* row blocks of a uniform batch */
     const int64_t sms = ctx && ctx->sm_count > 0 ? ctx->sm_count : 132;
     if (est * 4 >= sms * 3) return 1;
     int64_t s = sms / est;
     if (s > MLA_HD_MAX_SPLITS) s = MLA_HD_MAX_SPLITS;
     return s < 2 ? 1 : (int)s;
 }
+static int hd_auto_splits(const mla_ctx *ctx, const mla_decode_args *a) { return hd_auto_splits_rows(ctx, a, HD_ROWS); }
 
 static size_t hd_align(size_t x) { return (x + 255) & ~(size_t)255; }
 
@@ -2861,18 +2862,8 @@ static int hd_narrow(const mla_decode_args *a, int dbg) {
     if (mode == 0 || dbg || a->cache.format != MLA_KV_FP8 || a->cache.page_size % 16 != 0) return 0;
     return mode == 2 || (int64_t)a->num_tokens * a->num_heads <= 16 * (int64_t)a->batch.num_requests;
 }
-/* its split count: unsplit when its row blocks fill >= 3/4 of the SMs, else enough to fill them */
-static int hd_narrow_splits(const mla_ctx *ctx, const mla_decode_args *a) {
-    static int forced = -1;
-    const int fs = hd_env_int("MLA_DECODE_SPLITS", &forced);
-    if (fs >= 1) return fs < MLA_HD_MAX_SPLITS ? fs : MLA_HD_MAX_SPLITS;
-    const int64_t B = a->batch.num_requests > 0 ? a->batch.num_requests : 1, TH = (int64_t)a->num_tokens * a->num_heads;
-    const int64_t est = B * (((TH + B - 1) / B + 15) / 16);
-    const int64_t sms = ctx && ctx->sm_count > 0 ? ctx->sm_count : 132;
-    if (est < 1 || est * 4 >= sms * 3) return 1;
-    const int64_t n = sms / est;
-    return n > MLA_HD_MAX_SPLITS ? MLA_HD_MAX_SPLITS : (n < 2 ? 1 : (int)n);
-}
+/* its split count: the uniform layout's rule over blocks of 16 rows */
+static int hd_narrow_splits(const mla_ctx *ctx, const mla_decode_args *a) { return hd_auto_splits_rows(ctx, a, 16); }
 
 static int hd_use_sched(const mla_ctx *ctx, const mla_decode_args *a) {
     static int v = -1, fs = -1;
@@ -3053,8 +3044,6 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
        since v22, faster there (H100 8K: 245 against 214 TF for hd_consumer_p1 on FP8 tiles) */
     const int p1 = !dbg && a->precision == MLA_PRECISION_BF16_P && !f8k;
     void (*kern)(const hd_params) = p1 ? hd_decode_kernel_v7_bf16p : (f8k ? hd_decode_kernel_v7_f8 : hd_decode_kernel_v7);
-    MLA_CUDA_TRY(ctx, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, HD_SMEM_BYTES),
-                 "decode (hopper): shared memory attribute");
     const int64_t slots = (int64_t)p.T * p.H / HD_ROWS + p.B;
     /* the uniform layout's grid (slot, split); under the balanced schedule its first P L CTAs (linear
        index) are the lanes, and it has at least that many */
@@ -3074,6 +3063,8 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
         hn_launch(&p, (unsigned)((int64_t)p.T * p.H / 16 + p.B), stream);
         MLA_CUDA_LAUNCHED(ctx, "decode (hopper narrow) kernel");
     } else {
+        MLA_CUDA_TRY(ctx, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, HD_SMEM_BYTES),
+                     "decode (hopper): shared memory attribute");
         kern<<<grid, HD_THREADS, HD_SMEM_BYTES, stream>>>(p);
         MLA_CUDA_LAUNCHED(ctx, "decode (hopper) kernel");
     }

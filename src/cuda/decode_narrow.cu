@@ -70,7 +70,6 @@
 #define HN_P0 (HN_RAW0 + HN_STAGES * HN_STAGE) /* 186368 */
 #define HN_PT 2048                      /* one P^T tile */
 #define HN_BIG (HN_P0 + 2 * 8 * HN_PT)  /* 219136 */
-#define HN_F8_ROW 656
 
 typedef struct hn_small {
     uint64_t landed[HN_STAGES];  /* raw tile landed: one arrival per issuing lane (+ tx bytes) */
@@ -90,7 +89,7 @@ typedef struct hn_small {
 #define HN_SMEM_BYTES (1024 + HN_BIG + (int)sizeof(hn_small))
 static_assert(HN_SMEM_BYTES <= 232448, "shared memory budget (227 KB per block)");
 static_assert(HN_RAW0 % 1024 == 0 && HN_STAGE % 1024 == 0 && HN_P0 % 1024 == 0, "1024-byte swizzle atoms");
-static_assert(2 * 128 * 64 * 4 <= HN_STAGE * 2, "consumer 1's O^T fits in stages 0-1 at the end");
+static_assert(128 * 64 * 4 <= HN_STAGE, "consumer 1's O^T (128 threads x 64 f32) fits in stage 0 at the end");
 
 int hn_smem_bytes(void) { return HN_SMEM_BYTES; }
 
@@ -215,7 +214,7 @@ MLA_DEV void hn_issue(const hd_params &p, const hn_small *sh, uint32_t sbase, ui
     if (ok) {
         const int row = key0 % p.page_size;
         const uint32_t dst = sbase + HN_RAW0 + s * HN_STAGE;
-        hd_mbar_expect_tx(landed, (uint32_t)(box * HN_F8_ROW));
+        hd_mbar_expect_tx(landed, (uint32_t)(box * p.row_bytes));
 #pragma unroll
         for (int j = 0; j < 8; j++) hd_tma_3d(dst + j * 4096 + l * box * 64, &p.kv_map, 64 * j, row, page, landed);
         hd_tma_3d(dst + HN_ROPE + l * box * 128, &p.kv_map2, p.rope_off, row, page, landed);

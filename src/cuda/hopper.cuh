@@ -1,7 +1,8 @@
 /* Shared by the Hopper (sm_90a) decode kernels, decode_hopper.cu (64 query rows a CTA) and
  * decode_narrow.cu (16 rows a CTA, FP8 caches): their parameter block, which the host side of
- * decode_hopper.cu fills for both, and the thin PTX wrappers they use (mbarriers, TMA, wgmma
- * fences, shared-memory descriptors, the exact e4m3 -> bf16 conversion). Plain functions. */
+ * decode_hopper.cu fills for both, and the thin PTX wrappers of the Hopper decode path (mbarriers,
+ * TMA, wgmma fences, shared-memory descriptors; the 64-row kernel's e4m3 -> bf16 conversion). Plain
+ * functions. */
 #ifndef MLA_CUDA_HOPPER_CUH
 #define MLA_CUDA_HOPPER_CUH
 
