@@ -71,13 +71,16 @@ typedef struct hcase {
     int twice;               /* run the first setting again: identical bytes */
     int fp8;                 /* 1: MLA_KV_FP8 cache */
     int scales;              /* FP8: 0 writer's powers of two; 1 amax/448 times a random factor (not powers
-                                of two) everywhere; 2 like 1 in tiles [x_tile, x_tile + 1] of each request only */
+                                of two) everywhere; 2 like 1 in tiles [x_tile, x_tile + 1] of each request only;
+                                3 like 1 with each key's values scaled by 2^u, u in -6..5 (per-key exponents);
+                                4 like 1 with the keys' values times 2^20 and q's latent part times 2^-20
+                                (scales ~2^17: f16 of e4m3 * scale would overflow) */
     int x_tile;
     int ra;                  /* 1: MLA_KV_FP8_ROPE_AWARE (640-byte rows, sigma pool, packed q + q_sigma);
                                 scales 0: sigma a power of two (SPEC 3), 1: sigma = amax / 448 * (1 + u) */
     int sig_pad;             /* ra: sigma_stride_page = page + sig_pad (NaN in the padding); 0: stride 0 */
     int p1;                  /* MLA_PRECISION_BF16_P: out within TOL_BF16P_OUT, lse within SPEC 5 */
-    int narrow;              /* 1: the narrow kernel (decode_narrow.cu) must be the one taking it */
+    int narrow;              /* 16 / 32: the raw-tile kernel of that many rows (decode_narrow.cu) must take it */
 } hcase;
 
 /* MLA_PRECISION_BF16_P (one bf16 P term): per probability 2^-9 relative, out off by up to ~2^-9 of
@@ -100,7 +103,7 @@ static void case_name(const hcase *c, char *buf, size_t n) {
     for (int i = 0; i < c->nsplits && k > 0 && (size_t)k < n; i++)
         if (c->splits[i]) k += snprintf(buf + k, n - (size_t)k, "%d ", c->splits[i]);
     if ((c->fp8 || c->ra) && k > 0 && (size_t)k < n)
-        snprintf(buf + k, n - (size_t)k, " scales=%s", c->scales == 0 ? "pow2" : (c->scales == 1 ? "any" : "mixed"));
+        snprintf(buf + k, n - (size_t)k, " scales=%s", c->scales == 0 ? "pow2" : (c->scales == 1 ? "any" : (c->scales == 2 ? "mixed" : (c->scales == 3 ? "per-key" : "2^17"))));
 }
 
 /* The host side of a case: every input in host memory plus its float copy for the reference. */
@@ -126,10 +129,11 @@ typedef struct hdata {
  * the other scale modes, with scale = amax / 448 * (1 + u), u random in [0, 1) (not a power of
  * two); rope bf16. Value = e4m3 * scale. */
 static void make_fp8_row(h_rng *r, const hcase *c, int j, uint8_t *row, float *rf) {
-    const int any = c->scales == 1 || (c->scales == 2 && j / 64 >= c->x_tile && j / 64 <= c->x_tile + 1);
+    const int any = c->scales == 1 || c->scales >= 3 || (c->scales == 2 && j / 64 >= c->x_tile && j / 64 <= c->x_tile + 1);
+    const double kmag = c->scales == 3 ? ldexp(1.0, h_int(r, -6, 5)) : (c->scales == 4 ? ldexp(1.0, 20) : 1.0);
     for (int t = 0; t < 4; t++) {
         float x[128], amax = 0.f;
-        const double mag = 0.25 + 2.0 * h_uniform(r); /* tiles of different magnitude */
+        const double mag = (0.25 + 2.0 * h_uniform(r)) * kmag; /* tiles of different magnitude */
         for (int i = 0; i < 128; i++) {
             x[i] = (float)(h_normal(r) * mag);
             if (fabsf(x[i]) > amax) amax = fabsf(x[i]);
@@ -143,7 +147,7 @@ static void make_fp8_row(h_rng *r, const hcase *c, int j, uint8_t *row, float *r
         }
     }
     for (int x = 0; x < 64; x++) {
-        const uint16_t v = bf16_of(h_normal(r));
+        const uint16_t v = bf16_of(h_normal(r) * (c->scales == 4 ? ldexp(1.0, 20) : 1.0));
         memcpy(row + 528 + 2 * x, &v, 2);
         rf[512 + x] = mla_bf16_to_f32(v);
     }
@@ -225,7 +229,7 @@ static void make_data(h_rng *r, const hcase *c, hdata *d) {
     for (int t = 0; t < d->T && !c->ra; t++)
         for (int h = 0; h < H; h++)
             for (int k = 0; k < DK; k++) {
-                uint16_t v = bf16_of(h_normal(r));
+                uint16_t v = bf16_of(h_normal(r) * (c->scales == 4 ? ldexp(1.0, -20) : 1.0));
                 d->q[t * d->q_st + h * d->q_sh + k] = v;
                 d->qf[((int64_t)t * H + h) * DK + k] = mla_bf16_to_f32(v);
             }
@@ -429,7 +433,8 @@ static void run_case(h_rng *r, const hcase *c) {
     char why[200];
     if (!mla_cuda_decode_hopper_supported(g_gpu, &a, why, sizeof why)) EXPECT(0, "unsupported: %s", why);
     const char *ne = getenv("MLA_HD_NARROW");
-    if (c->narrow && !(ne && atoi(ne) == 0)) EXPECT(mla_cuda_decode_hopper_narrow(&a), "the narrow kernel does not take it");
+    if (c->narrow && !ne) EXPECT(mla_cuda_decode_hopper_narrow(&a) == c->narrow, "the %d-row kernel does not take it (%d)", c->narrow,
+                                 mla_cuda_decode_hopper_narrow(&a));
     const int runs = c->nsplits + (c->twice ? 1 : 0);
     for (int run = 0; run < runs && !h_case_bad; run++) {
         const int ns = run < c->nsplits ? c->splits[run] : c->splits[0];
@@ -481,7 +486,11 @@ static void run_case(h_rng *r, const hcase *c) {
         EXPECT(lse_pad_bad < 0, "splits=%d: lse padding written at element %lld", used_splits, (long long)lse_pad_bad);
         mla_cmp cm;
         char s[320];
-        const mla_tol tol_out = c->p1 ? TOL_BF16P_OUT : MLA_TOL_OUT, tol_lse = c->p1 ? TOL_BF16P_LSE : MLA_TOL_LSE;
+        mla_tol tol_out = c->p1 ? TOL_BF16P_OUT : MLA_TOL_OUT;
+        const mla_tol tol_lse = c->p1 ? TOL_BF16P_LSE : MLA_TOL_LSE;
+        /* SPEC 5's atol is for values of unit scale: these are up to 2^5 (per-key) or 2^20 times that */
+        if (c->scales == 3) tol_out.atol *= 32.0;
+        if (c->scales == 4) tol_out.atol *= 1048576.0;
         if (TH && c->p1) { /* the error this mode makes against SPEC 5, for the docs */
             mla_cmp co, cl;
             mla_compare(out_f, out_ref, TH * DV, MLA_TOL_OUT, &co);
@@ -743,7 +752,7 @@ static void run_narrow(h_rng *r) {
             if (g_quick && !((H == 16 && S == 1000) || (H == 8 && S == 65))) continue;
             int q[2] = {H <= 8 && S >= 2 ? 2 : 1, (k % 3 == 1) ? 0 : 1}, s[2] = {S, S / 2 + 1};
             hcase c = mk(H, Ps[k % 4], (k % 4) != 3, 2, q, s);
-            c.fp8 = 1; c.narrow = 1;
+            c.fp8 = 1; c.narrow = 16;
             c.sink_mode = (k % 3 == 0);
             c.nsplits = 2; c.splits[0] = 0; c.splits[1] = (k % 2) ? 1 : 7;
             run_case(r, &c);
@@ -751,21 +760,23 @@ static void run_narrow(h_rng *r) {
     { /* scales not powers of two everywhere; then in tiles 5, 6 only */
         const int q[2] = {1, 1}, s[2] = {1000, 130};
         hcase c = mk(16, 64, 1, 2, q, s);
-        c.fp8 = 1; c.narrow = 1; c.scales = 1; c.sink_mode = 1;
+        c.fp8 = 1; c.narrow = 16; c.scales = 1; c.sink_mode = 1;
         c.nsplits = 3; c.splits[0] = 0; c.splits[1] = 1; c.splits[2] = 3;
         run_case(r, &c);
         c.scales = 2; c.x_tile = 5; c.page = 16; c.twice = 1;
+        run_case(r, &c);
+        c.scales = 4; c.x_tile = 0; c.page = 64; c.twice = 0;
         run_case(r, &c);
     }
     { /* ragged with q_len 0 and empty requests; an out-of-range page (64- and 16-row boxes) */
         const int q[5] = {1, 0, 1, 1, 1}, s[5] = {70, 0, 1, 300, 0};
         hcase c = mk(16, 64, 1, 5, q, s);
-        c.fp8 = 1; c.narrow = 1; c.sink_mode = 1;
+        c.fp8 = 1; c.narrow = 16; c.sink_mode = 1;
         c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
         run_case(r, &c);
         const int q2[2] = {1, 1}, s2[2] = {1000, 130};
         c = mk(16, 64, 1, 2, q2, s2);
-        c.fp8 = 1; c.narrow = 1; c.bad_page = 1;
+        c.fp8 = 1; c.narrow = 16; c.bad_page = 1;
         c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
         run_case(r, &c);
         c.page = 16;
@@ -774,7 +785,7 @@ static void run_narrow(h_rng *r) {
     { /* padded strides, sinks of -inf / +inf */
         const int q[3] = {1, 1, 1}, s[3] = {129, 64, 700};
         hcase c = mk(16, 64, 1, 3, q, s);
-        c.fp8 = 1; c.narrow = 1;
+        c.fp8 = 1; c.narrow = 16;
         c.pad_q = 8; c.pad_out = 6; c.pad_lse = 3; c.page_pad = 48;
         c.sink_mode = 2;
         c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
@@ -783,12 +794,90 @@ static void run_narrow(h_rng *r) {
     { /* one long request: automatic (many splits), unsplit, 5 splits; H 12 (a partial block) */
         const int q[1] = {1}, s[1] = {9000};
         hcase c = mk(16, 64, 1, 1, q, s);
-        c.fp8 = 1; c.narrow = 1;
+        c.fp8 = 1; c.narrow = 16;
         c.nsplits = 3; c.splits[0] = 0; c.splits[1] = 1; c.splits[2] = 5;
         run_case(r, &c);
         c.H = 12; c.page = 32; c.sink_mode = 1;
         run_case(r, &c);
     }
+}
+
+/* The 32-row raw-tile kernel (FP8 pages of multiples of 16, 17-32 rows a request on average, under
+ * MLA_PRECISION_BF16_P; forced here on every case, bf16p tolerances):
+ * H x q_len x seq_len x page, causal, sinks, splits; scales not powers of two (all, some tiles) and
+ * scales spread over many binades (per-key exponents); q_len 0 and empty requests; an out-of-range
+ * page; padded strides; partial row blocks (H 20, 48, q_len 3). NaN fills every unused byte. */
+static void run_wide(h_rng *r) {
+    const char *ne = getenv("MLA_HD_NARROW");
+    if (!ne) mla_cuda_decode_hopper_force_rows(3); /* more than 32 rows a request runs the 64-row kernels by default */
+    static const int Hs[5] = {128, 64, 32, 20, 16};
+    static const int Ss[4] = {3, 63, 1000, 4097};
+    static const int Ps[4] = {64, 16, 32, 128};
+    int k = 0;
+    for (int hi = 0; hi < 5; hi++)
+        for (int si = 0; si < 4; si++, k++) {
+            const int H = Hs[hi], S = Ss[si];
+            if (g_quick && !((H == 128 && S == 1000) || (H == 20 && S == 63))) continue;
+            int q[2] = {H == 16 ? 2 : 1 + (k % 3), (k % 3 == 1 && H > 16) ? 0 : 2}, s[2] = {S, S / 2 + 2};
+            hcase c = mk(H, Ps[k % 4], (k % 4) != 3, 2, q, s);
+            c.fp8 = 1; c.narrow = 32; c.p1 = 1;
+            c.sink_mode = (k % 3 == 0);
+            c.nsplits = 2; c.splits[0] = 0; c.splits[1] = (k % 2) ? 1 : 7;
+            run_case(r, &c);
+        }
+    { /* scales not powers of two everywhere; then in tiles 5, 6 only; causal s_q = 2 */
+        const int q[2] = {2, 2}, s[2] = {1000, 130};
+        hcase c = mk(64, 64, 1, 2, q, s);
+        c.fp8 = 1; c.narrow = 32; c.p1 = 1; c.scales = 1; c.sink_mode = 1; c.causal = 1;
+        c.nsplits = 3; c.splits[0] = 1; c.splits[1] = 3; c.splits[2] = 0;
+        run_case(r, &c);
+        c.scales = 2; c.x_tile = 5; c.page = 16; c.twice = 1;
+        run_case(r, &c);
+        c.scales = 3; c.x_tile = 0; c.page = 64; c.twice = 0;
+        run_case(r, &c);
+        c.scales = 4;
+        run_case(r, &c);
+        c.H = 16; c.scales = 1; /* the default choice for h = 16, s_q = 2 */
+        run_case(r, &c);
+        c.scales = 3;
+        run_case(r, &c);
+        c.scales = 0;
+        c.H = 64;
+        run_case(r, &c);
+        c.causal = 0; c.scales = 1;
+        run_case(r, &c);
+    }
+    { /* ragged with q_len 0 and empty requests; an out-of-range page (64- and 16-row boxes) */
+        const int q[5] = {2, 0, 1, 3, 2}, s[5] = {70, 0, 1, 300, 0};
+        hcase c = mk(48, 64, 1, 5, q, s);
+        c.fp8 = 1; c.narrow = 32; c.p1 = 1; c.sink_mode = 1;
+        c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
+        run_case(r, &c);
+        const int q2[2] = {1, 1}, s2[2] = {1000, 130};
+        c = mk(128, 64, 1, 2, q2, s2);
+        c.fp8 = 1; c.narrow = 32; c.p1 = 1; c.bad_page = 1;
+        c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
+        run_case(r, &c);
+        c.page = 16;
+        run_case(r, &c);
+    }
+    { /* padded strides, sinks of -inf / +inf */
+        const int q[3] = {2, 1, 2}, s[3] = {129, 64, 700};
+        hcase c = mk(32, 64, 1, 3, q, s);
+        c.fp8 = 1; c.narrow = 32; c.p1 = 1;
+        c.pad_q = 8; c.pad_out = 6; c.pad_lse = 3; c.page_pad = 48;
+        c.sink_mode = 2;
+        c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
+        run_case(r, &c);
+    }
+    { /* one long request: automatic (many splits), unsplit, 5 splits */
+        const int q[1] = {1}, s[1] = {9000};
+        hcase c = mk(128, 64, 1, 1, q, s);
+        c.fp8 = 1; c.narrow = 32; c.p1 = 1;
+        c.nsplits = 3; c.splits[0] = 0; c.splits[1] = 1; c.splits[2] = 5;
+        run_case(r, &c);
+    }
+    mla_cuda_decode_hopper_force_rows(-1);
 }
 
 static void run_ra(h_rng *r) {
@@ -1262,6 +1351,7 @@ int main(void) {
         run_all(&r);
         run_fp8(&r);
         run_narrow(&r);
+        run_wide(&r);
         run_ra(&r);
     }
     if (bench) bench_all(&r);

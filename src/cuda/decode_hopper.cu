@@ -2849,21 +2849,34 @@ static int hd_sched_min_units(void) {
 
 /* 1 when an automatic call runs the balanced schedule (MLA_DECODE_SCHED=0 or a forced split count
  * through MLA_DECODE_SPLITS: the uniform split instead) */
-/* The narrow kernel (decode_narrow.cu: 16 rows a CTA, FP8-656 caches, TMA pages): where each request
- * has at most 16 rows on average (the bytes-bound shapes: h <= 16, s_q = 1), or wherever it can run
- * under MLA_HD_NARROW=2 (tests); MLA_HD_NARROW=0 (A/B) keeps the 64-row kernels. It is correct for
- * any q_len (a request of more rows takes several blocks, each reading its keys). */
+/* The raw-tile kernels (decode_narrow.cu, FP8-656 caches, TMA pages): 16 query rows a CTA where each
+ * request has at most 16 rows on average (the bytes-bound shapes: h <= 16, s_q = 1); 32 rows where
+ * it has at most 32 (h = 16 with s_q = 2: MTP under tensor parallelism 8; h = 32) under
+ * MLA_PRECISION_BF16_P only (its V carries the scales rounded to f16: a few output elements in 10^5
+ * past SPEC 5's atol with scales that are not powers of two, within the bf16p bounds); the 64-row
+ * kernels elsewhere (the 32-row kernel measured 209 against 243 TF at h = 128 s_q = 2 8K: both
+ * consumers' chains are latency-bound). MLA_HD_NARROW: 0 (A/B) keeps the 64-row kernels, 1
+ * (default) the rule above, 2 / 3 force 16 / 32 rows wherever they can run (tests; also
+ * mla_cuda_decode_hopper_force_rows). Both are correct for any q_len (a request of more rows takes
+ * several blocks, each reading its keys). Returns the rows a CTA, 0 for the 64-row kernels. */
+static int hd_raw_force = -1;
+extern "C" void mla_cuda_decode_hopper_force_rows(int mode) { hd_raw_force = mode; }
 static int hd_narrow(const mla_decode_args *a, int dbg) {
-    static int mode = -2;
-    if (mode == -2) {
+    static int env = -2;
+    if (env == -2) {
         const char *e = getenv("MLA_HD_NARROW");
-        mode = e ? atoi(e) : 1;
+        env = e ? atoi(e) : 1;
     }
+    const int mode = hd_raw_force >= 0 ? hd_raw_force : env;
     if (mode == 0 || dbg || a->cache.format != MLA_KV_FP8 || a->cache.page_size % 16 != 0) return 0;
-    return mode == 2 || (int64_t)a->num_tokens * a->num_heads <= 16 * (int64_t)a->batch.num_requests;
+    if (mode == 2) return 16;
+    if (mode == 3) return 32;
+    const int64_t th = (int64_t)a->num_tokens * a->num_heads, b = a->batch.num_requests;
+    if (th <= 16 * b) return 16;
+    return th <= 32 * b && a->precision == MLA_PRECISION_BF16_P ? 32 : 0;
 }
-/* its split count: the uniform layout's rule over blocks of 16 rows */
-static int hd_narrow_splits(const mla_ctx *ctx, const mla_decode_args *a) { return hd_auto_splits_rows(ctx, a, 16); }
+/* its split count: the uniform layout's rule over blocks of that many rows */
+static int hd_narrow_splits(const mla_ctx *ctx, const mla_decode_args *a) { return hd_auto_splits_rows(ctx, a, hd_narrow(a, 0)); }
 
 static int hd_use_sched(const mla_ctx *ctx, const mla_decode_args *a) {
     static int v = -1, fs = -1;
@@ -2888,7 +2901,7 @@ static size_t hd_ws_bytes(const mla_decode_args *a, int nsplit) {
     return 256 + hd_align(rows * HD_DV * sizeof(float)) + hd_align(rows * sizeof(float));
 }
 
-extern "C" int mla_cuda_decode_hopper_narrow(const mla_decode_args *a) { return a && hd_narrow(a, 0); }
+extern "C" int mla_cuda_decode_hopper_narrow(const mla_decode_args *a) { return a ? hd_narrow(a, 0) : 0; }
 extern "C" int mla_cuda_decode_hopper_splits(const mla_ctx *ctx, const mla_decode_args *a) {
     return hd_auto_splits(ctx, a); /* the uniform layout's (a balanced plan may replace it) */
 }
@@ -2897,9 +2910,13 @@ extern "C" size_t mla_cuda_decode_hopper_workspace_ex(const mla_ctx *ctx, const 
     if (!a || a->num_tokens <= 0 || a->batch.num_requests < 1) return 0;
     const size_t u = hd_ws_bytes(a, num_splits > 0 ? num_splits : hd_auto_splits(ctx, a));
     const size_t wide = u + (num_splits == 0 && hd_use_sched(ctx, a) ? hd_sched_ws_bytes(ctx, a) : 0);
-    /* the narrow kernel may run instead (or the 64-row one, when its tensor maps cannot be made) */
-    const size_t nw = hd_narrow(a, 0) ? hd_ws_bytes(a, num_splits > 0 ? num_splits : hd_narrow_splits(ctx, a)) : 0;
-    return wide > nw ? wide : nw;
+    /* the raw-tile kernels run instead where their tensor maps can be made (hd_run makes the same) */
+    if (hd_narrow(a, 0)) {
+        CUtensorMap m1, m2, m3;
+        if (hd_make_kv_map(a, hd_box_rows(a->cache.page_size), &m1, &m2, &m3))
+            return hd_ws_bytes(a, num_splits > 0 ? num_splits : hd_narrow_splits(ctx, a));
+    }
+    return wide;
 }
 
 extern "C" size_t mla_cuda_decode_hopper_workspace(const mla_ctx *ctx, const mla_decode_args *a) {
@@ -3059,8 +3076,8 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     }
     dim3 grid(dbg ? 1u : (unsigned)gx, (unsigned)nsplit, 1u);
     if (narrow) {
-        if (!hn_prepare()) return mla_core_fail(ctx, MLA_ERR_DEVICE, "decode (hopper narrow): shared memory attribute");
-        hn_launch(&p, (unsigned)((int64_t)p.T * p.H / 16 + p.B), stream);
+        if (!hn_prepare(narrow)) return mla_core_fail(ctx, MLA_ERR_DEVICE, "decode (hopper narrow): shared memory attribute");
+        hn_launch(&p, narrow, stream);
         MLA_CUDA_LAUNCHED(ctx, "decode (hopper narrow) kernel");
     } else {
         MLA_CUDA_TRY(ctx, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, HD_SMEM_BYTES),

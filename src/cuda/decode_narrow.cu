@@ -57,6 +57,7 @@
 #include "hopper.cuh"
 
 #define HN_ROWS 16
+#define HN_RMAX 32                      /* the small struct's row arrays: the 16- and 32-row kernels share it */
 #define HN_KEYS 64
 #define HN_STAGES 4
 #define HN_THREADS 384                 /* 2 consumer warpgroups + the producer warpgroup (one warp works) */
@@ -75,14 +76,17 @@ typedef struct hn_small {
     uint64_t landed[HN_STAGES];  /* raw tile landed: one arrival per issuing lane (+ tx bytes) */
     uint64_t empty[HN_STAGES];   /* its consumer is done reading it: one arrival per thread (128) */
     uint64_t done0, oxready;     /* the end: consumer 0 done with its tiles; consumer 1's O^T handed over (128 each) */
-    float red[2][2][4][HN_ROWS]; /* per consumer, tile parity, warp: the warp's max per row */
-    float lsum[2][4][HN_ROWS];   /* per consumer, warp: row sums at the end */
+    float red[2][2][4][HN_RMAX]; /* per consumer, tile parity, warp: the warp's max per row */
+    float lsum[2][4][HN_RMAX];   /* per consumer, warp: row sums at the end */
     float smx[2][2][4];          /* per consumer, tile parity, warp: max |scale| of the warp's 16 keys */
-    float mx[HN_ROWS], lx[HN_ROWS]; /* consumer 1's max and sums for the merge */
+    float mx[HN_RMAX], lx[HN_RMAX]; /* consumer 1's max and sums for the merge */
     int32_t cx;                  /* consumer 1's scale exponent C */
     int32_t ok[HN_STAGES][4];    /* per stage, 16-key group: 1 = its page exists (the keys were loaded) */
-    uint32_t qmax[HN_ROWS];      /* per row: max |q| over the latent columns (f32 bits) */
-    int32_t qexp[HN_ROWS];       /* per row: Q's latent columns are stored as f16(q 2^-qexp) */
+    uint32_t qmax[HN_RMAX];      /* per row: max |q| over the latent columns (f32 bits) */
+    int32_t qexp[HN_RMAX];       /* per row: Q's latent columns are stored as f16(q 2^-qexp) */
+    int32_t kend[HN_RMAX];       /* 32-row kernel: per row, its key limit (causal) */
+    float qs[HN_RMAX];           /* 32-row kernel: per row, scale_log2 2^qexp */
+    uint16_t sv[2][2][4][HN_KEYS]; /* 32-row kernel: per consumer, tile parity, scale block, key: f16 of s 2^-e(key) */
     int32_t b, q_start, q_len, nrows, row0, seq, t_begin, nt;
 } hn_small;
 
@@ -91,7 +95,6 @@ static_assert(HN_SMEM_BYTES <= 232448, "shared memory budget (227 KB per block)"
 static_assert(HN_RAW0 % 1024 == 0 && HN_STAGE % 1024 == 0 && HN_P0 % 1024 == 0, "1024-byte swizzle atoms");
 static_assert(128 * 64 * 4 <= HN_STAGE, "consumer 1's O^T (128 threads x 64 f32) fits in stage 0 at the end");
 
-int hn_smem_bytes(void) { return HN_SMEM_BYTES; }
 
 /* D[64x16] (+)= A[64x16] B[16x16], f16: A from registers (m64k16 fragment), B K-major in smem */
 MLA_DEV void hn_mma_rs_h(float d[8], const uint32_t a[4], uint64_t db, int acc) {
@@ -132,63 +135,67 @@ MLA_DEV uint32_t hn_prmt(uint32_t a, uint32_t b, uint32_t sel) {
 /* byte offset of element (r, col) in a 128-byte-swizzled tile of 128-byte rows (1024-aligned) */
 MLA_DEV uint32_t hn_swz(int r, int col) { return (uint32_t)(r * 128 + ((((col >> 3) ^ r) & 7) << 4) + (col & 7) * 2); }
 
-/* Q of the block's 16 rows (zeros past nrows) into 9 swizzled chunks. The latent columns (chunks
- * 0-7, in the K order of the S A fragments: see the design note) as f16 of q 2^-qexp[r], qexp[r] =
- * floor(log2 max |q_r|) - 14, so that the row's largest value lands in [2^14, 2^15): exact (bf16
- * has 8 significant bits, f16 11) down to 2^-28 of the row's max; the rope (chunk 8) stays bf16.
- * The 256 consumer threads; named barrier 3 between the passes. */
+/* Q of the block's NR rows (16 or 32; zeros past nrows) into 9 swizzled chunks of NR x 128 B. The
+ * latent columns (chunks 0-7, in the K order of the S A fragments: see the design note) as f16 of
+ * q 2^-qexp[r], qexp[r] = floor(log2 max |q_r|) - 14, so that the row's largest value lands in
+ * [2^14, 2^15): exact (bf16 has 8 significant bits, f16 11) down to 2^-28 of the row's max; the
+ * rope (chunk 8) stays bf16, times 2^-qexp[r] too when rope_scaled (exact: bf16 has f32's
+ * exponents), so that both parts of S share one accumulator. The 256 consumer threads; named
+ * barrier 3 between the passes. */
 MLA_DEV uint32_t hn_q_pair(const hd_params &p, const hn_small *sh, int r, int d) {
     if (r >= sh->nrows) return 0u;
     const int R = sh->row0 + r, t = sh->q_start + R / p.H, h = R % p.H;
     return __ldg((const uint32_t *)(p.q + (int64_t)t * p.q_st + (int64_t)h * p.q_sh + d));
 }
-MLA_DEV void hn_load_q(const hd_params &p, hn_small *sh, uint8_t *sm, int tid) {
+MLA_DEV void hn_load_q(const hd_params &p, hn_small *sh, uint8_t *sm, int tid, const int NR, const int rope_scaled) {
     const int PAIRS = MLA_KEY_DIM / 2, LAT = MLA_LATENT_DIM / 2;
-    if (tid < HN_ROWS) sh->qmax[tid] = 0u;
+    if (tid < NR) sh->qmax[tid] = 0u;
     HD_BAR(3, 256);
-    for (int k = tid; k < HN_ROWS * LAT; k += 256) {
+    for (int k = tid; k < NR * LAT; k += 256) {
         const int r = k / LAT, d = 2 * (k % LAT);
         const uint32_t v = hn_q_pair(p, sh, r, d);
         const float m = fmaxf(fabsf(__uint_as_float(v << 16)), fabsf(__uint_as_float(v & 0xffff0000u)));
         if (m > 0.f) atomicMax(&sh->qmax[r], __float_as_uint(m)); /* NaN: see below */
     }
     HD_BAR(3, 256);
-    if (tid < HN_ROWS) {
+    if (tid < NR) {
         const uint32_t u = sh->qmax[tid];
         const int e = (int)((u >> 23) & 0xffu); /* biased exponent of the max (0: zero or subnormal) */
         sh->qexp[tid] = (e == 0 || e == 255) ? 0 : e - 127 - 14;
     }
     HD_BAR(3, 256);
-    for (int k = tid; k < HN_ROWS * PAIRS; k += 256) {
+    for (int k = tid; k < NR * PAIRS; k += 256) {
         const int r = k / PAIRS, d = 2 * (k % PAIRS), j = d >> 6, dd = d & 63;
         uint32_t v = hn_q_pair(p, sh, r, d);
         int col = dd;
+        const float f = exp2f((float)-sh->qexp[r]);
         if (j < 8) { /* dd = 16c + 4kk + 2hi (+ e = 0): k index 2c + 8hi of k-step kk; f16 of q 2^-qexp */
             const int c = dd >> 4, kk = (dd >> 2) & 3, hi = (dd >> 1) & 1;
             col = 16 * kk + 2 * c + 8 * hi;
-            const float f = exp2f((float)-sh->qexp[r]);
             __half2 hv = __floats2half2_rn(__uint_as_float(v << 16) * f, __uint_as_float(v & 0xffff0000u) * f);
             v = *(uint32_t *)&hv;
+        } else if (rope_scaled) {
+            v = pack_bf16x2(__uint_as_float(v << 16) * f, __uint_as_float(v & 0xffff0000u) * f);
         }
-        *(uint32_t *)(sm + j * HN_QCH + hn_swz(r, col)) = v;
+        *(uint32_t *)(sm + j * (NR * 128) + hn_swz(r, col)) = v;
     }
 }
 
 /* The CTA's row block (x = blockIdx.x) and split: 0 when the slot holds no rows */
-MLA_DEV int hn_find_job(const hd_params &p, hn_small *sh) {
+MLA_DEV int hn_find_job(const hd_params &p, hn_small *sh, const int NR) {
     const int64_t x = blockIdx.x;
     int lo = 0, hi = p.B - 1; /* largest b with g_b <= x */
     while (lo < hi) {
         const int mid = (lo + hi + 1) >> 1;
-        const int64_t g = (int64_t)p.q_off[mid] * p.H / HN_ROWS + mid;
+        const int64_t g = (int64_t)p.q_off[mid] * p.H / NR + mid;
         if (g <= x) lo = mid; else hi = mid - 1;
     }
     const int b = lo;
     const int q0 = p.q_off[b], ql = p.q_off[b + 1] - q0;
-    const int64_t blk = x - ((int64_t)q0 * p.H / HN_ROWS + b);
+    const int64_t blk = x - ((int64_t)q0 * p.H / NR + b);
     const int64_t rows = (int64_t)ql * p.H;
-    if (blk < 0 || blk * HN_ROWS >= rows) return 0;
-    const int row0 = (int)(blk * HN_ROWS), nrows = (int)(rows - row0 < HN_ROWS ? rows - row0 : HN_ROWS);
+    if (blk < 0 || blk * NR >= rows) return 0;
+    const int row0 = (int)(blk * NR), nrows = (int)(rows - row0 < NR ? rows - row0 : NR);
     const int seq = p.seq[b];
     const int last_i = (row0 + nrows - 1) / p.H;
     int kend = p.causal ? seq - ql + last_i + 1 : seq;
@@ -203,8 +210,9 @@ MLA_DEV int hn_find_job(const hd_params &p, hn_small *sh) {
     return 1;
 }
 
-/* Producer lane l < 64 / box: sub-block l of tile n (keys key0 + l box ..) into stage n % 4. */
-MLA_DEV void hn_issue(const hd_params &p, const hn_small *sh, uint32_t sbase, uint32_t landed, int n, int l, int32_t *okp) {
+/* Producer lane l < 64 / box: sub-block l of tile n (keys key0 + l box ..) into stage n % 4 of the
+ * raw ring at sbase + raw0. */
+MLA_DEV void hn_issue(const hd_params &p, const hn_small *sh, uint32_t sbase, uint32_t raw0, uint32_t landed, int n, int l, int32_t *okp) {
     const int box = p.box, key0 = (sh->t_begin + n) * HN_KEYS + l * box;
     const int s = n % HN_STAGES;
     int32_t page = -1;
@@ -213,7 +221,7 @@ MLA_DEV void hn_issue(const hd_params &p, const hn_small *sh, uint32_t sbase, ui
     for (int g = l * box / 16; g < (l + 1) * box / 16; g++) okp[g] = ok;
     if (ok) {
         const int row = key0 % p.page_size;
-        const uint32_t dst = sbase + HN_RAW0 + s * HN_STAGE;
+        const uint32_t dst = sbase + raw0 + s * HN_STAGE;
         hd_mbar_expect_tx(landed, (uint32_t)(box * p.row_bytes));
 #pragma unroll
         for (int j = 0; j < 8; j++) hd_tma_3d(dst + j * 4096 + l * box * 64, &p.kv_map, 64 * j, row, page, landed);
@@ -234,7 +242,7 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
     const int tid = threadIdx.x;
     __shared__ int job_ok;
     if (tid == 0) {
-        job_ok = hn_find_job(p, sh);
+        job_ok = hn_find_job(p, sh, HN_ROWS);
         for (int s = 0; s < HN_STAGES; s++) {
             hd_mbar_init(smem_u32(&sh->landed[s]), (uint32_t)(HN_KEYS / p.box));
             hd_mbar_init(smem_u32(&sh->empty[s]), 128u);
@@ -254,13 +262,13 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
             for (int n = 0; n < nt; n++) {
                 const int s = n % HN_STAGES;
                 if (n >= HN_STAGES) hd_mbar_wait(smem_u32(&sh->empty[s]), (uint32_t)((n / HN_STAGES - 1) & 1));
-                hn_issue(p, sh, sbase, smem_u32(&sh->landed[s]), n, l, sh->ok[s]);
+                hn_issue(p, sh, sbase, HN_RAW0, smem_u32(&sh->landed[s]), n, l, sh->ok[s]);
             }
         }
         return;
     }
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(HN_CONSUMER_REGS));
-    hn_load_q(p, sh, sm, tid);
+    hn_load_q(p, sh, sm, tid, HN_ROWS, 0);
     hd_fence_proxy_async(); /* generic stores -> the wgmma reads */
     HD_BAR(3, 256);
 
@@ -581,9 +589,424 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
     }
 }
 
-void hn_launch(const hd_params *p, unsigned gx, cudaStream_t stream) {
-    hn_decode_kernel_n1<<<dim3(gx, (unsigned)p->nsplit, 1u), HN_THREADS, HN_SMEM_BYTES, stream>>>(*p);
+/* ==== the 32-row kernel (w1): FP8-656 caches with more than 16 rows a request ===================
+   The 16-row kernel's structure (S^T = K Q^T, O^T = V^T P^T, raw ring by TMA, K and V from
+   registers, two consumers on alternate tiles) at N = 32, which doubles the tensor work per
+   converted byte. O^T takes 128 registers a thread, so S^T has one accumulator, not one per scale
+   block, and P one f16 term, not P_b hi + lo: the scales go into the conversions instead.
+     per key k: e_k = floor(log2 max_b |s_kb|) (clamped to [-126, 126]); K and V of block b are
+       converted as f16(e4m3) * f16(s_kb 2^-e_k) (|value| < 2 * 448: no f16 overflow; one cvt and
+       one multiply per pair; the f16 rounding of s 2^-e and of the product, 2^-11 each, is finer
+       than the 64-row kernel's bf16 copy);
+     the rope part of S from registers too (ldmatrix of the swizzled rope box, times 2^-e_k in
+       bf16, exact), against Q's rope times 2^-qexp: S^T's accumulator is S 2^-(qexp_r + e_k);
+     scores x = S (log2 units, masked); the running max and P are taken over y = x + e_k:
+       P'_k = exp2(y_k - m) <= 1 (f16 hi + lo), so that P'_k V'_k = exp2(x_k - m) V_k s_k, the true term,
+       and the row sums add P'_k 2^-e_k = exp2(x_k - m) (f32).
+   P' goes to P.V as two f16 terms (hi + lo: one f16 term measured 2% off SPEC 5 on output elements
+   that cancel, as bf16 P does).
+   Shared memory: Q 9 x 4096 | raw ring (as the 16-row kernel) | P^T 2 x 2 x [32 rows][64 keys] f16 |
+   small (the f16 scale table sv per consumer and tile parity, for V's conversion). */
+#define HW_ROWS 32
+#define HW_QCH 4096                         /* one Q chunk: 32 rows x 128 B */
+#define HW_RAW0 (9 * HW_QCH)                /* 36864 */
+#define HW_P0 (HW_RAW0 + HN_STAGES * HN_STAGE) /* 204800 */
+#define HW_PT 4096                          /* one P^T tile */
+#define HW_BIG (HW_P0 + 4 * HW_PT)          /* 221184: P^T hi, lo per consumer */
+#define HW_SMEM_BYTES (1024 + HW_BIG + (int)sizeof(hn_small))
+static_assert(HW_SMEM_BYTES <= 232448, "shared memory budget (227 KB per block)");
+static_assert(HW_RAW0 % 1024 == 0 && HW_P0 % 1024 == 0, "1024-byte swizzle atoms");
+static_assert(128 * 128 * 4 <= 2 * HN_STAGE, "consumer 1's O^T (128 threads x 128 f32) fits in stages 0-1 at the end");
+
+/* D[64x32] (+)= A[64x16] B[16x32]: A from registers, B K-major in smem; f16 or bf16 */
+MLA_DEV void hw_mma_h(float d[16], const uint32_t a[4], uint64_t db, int acc) {
+    asm volatile(
+        "{\n .reg .pred p;\n setp.ne.b32 p, %21, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+        "{%16, %17, %18, %19}, %20, p, 1, 1, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
+          "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(acc));
 }
-int hn_prepare(void) {
+MLA_DEV void hw_mma_ss(float d[16], uint64_t da, uint64_t db, int acc) {
+    asm volatile(
+        "{\n .reg .pred p;\n setp.ne.b32 p, %18, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+        "%16, %17, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
+          "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        : "l"(da), "l"(db), "r"(acc));
+}
+MLA_DEV uint32_t hw_hmul2(uint32_t a, uint32_t b) {
+    uint32_t r;
+    asm("mul.rn.f16x2 %0, %1, %2;\n" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+}
+/* e_k of a key's four scales: floor(log2 max |s|) in [-126, 126]; 0 for zero, subnormal, inf, NaN
+   (inf / NaN scales are carried into the products as they come) */
+MLA_DEV int hw_kexp(float4 s) {
+    const float m = fmaxf(fmaxf(fabsf(s.x), fabsf(s.y)), fmaxf(fabsf(s.z), fabsf(s.w)));
+    const int e = (int)((__float_as_uint(m) >> 23) & 0xffu);
+    if (e == 0 || e == 255) return 0;
+    return e - 127 > 126 ? 126 : e - 127;
+}
+MLA_DEV float hw_f4(float4 v, int b) { return b == 0 ? v.x : b == 1 ? v.y : b == 2 ? v.z : v.w; } /* b compile-time */
+MLA_DEV float hw_pow2(int e) { return __int_as_float((127 + e) << 23); } /* e in [-126, 127] */
+__global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_w1(const __grid_constant__ hd_params p) {
+    extern __shared__ uint8_t hn_smem_raw[];
+    uint8_t *sm = hn_smem_raw + ((1024u - (smem_u32(hn_smem_raw) & 1023u)) & 1023u);
+    hn_small *sh = (hn_small *)(sm + HW_BIG);
+    const uint32_t sbase = smem_u32(sm);
+    const int tid = threadIdx.x;
+    __shared__ int job_ok;
+    if (tid == 0) {
+        job_ok = hn_find_job(p, sh, HW_ROWS);
+        for (int s = 0; s < HN_STAGES; s++) {
+            hd_mbar_init(smem_u32(&sh->landed[s]), (uint32_t)(HN_KEYS / p.box));
+            hd_mbar_init(smem_u32(&sh->empty[s]), 128u);
+        }
+        hd_mbar_init(smem_u32(&sh->done0), 128u);
+        hd_mbar_init(smem_u32(&sh->oxready), 128u);
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    if (!job_ok) return;
+    const int nt = sh->nt;
+
+    if (tid >= 256) { /* ---- producer warpgroup: its first warp issues every tile, then leaves ---- */
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(HN_PRODUCER_REGS));
+        const int l = tid & 31;
+        if (tid < 288 && l < HN_KEYS / p.box) {
+            for (int n = 0; n < nt; n++) {
+                const int s = n % HN_STAGES;
+                if (n >= HN_STAGES) hd_mbar_wait(smem_u32(&sh->empty[s]), (uint32_t)((n / HN_STAGES - 1) & 1));
+                hn_issue(p, sh, sbase, HW_RAW0, smem_u32(&sh->landed[s]), n, l, sh->ok[s]);
+            }
+        }
+        return;
+    }
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(HN_CONSUMER_REGS));
+    hn_load_q(p, sh, sm, tid, HW_ROWS, 1);
+    const int seq = sh->seq, H = p.H;
+    if (tid < HW_ROWS) { /* per row: its key limit, the scale of its scores */
+        int ke = 0;
+        if (tid < sh->nrows) {
+            const int i = (sh->row0 + tid) / H;
+            ke = p.causal ? seq - sh->q_len + i + 1 : seq;
+            ke = ke < seq ? ke : seq;
+        }
+        sh->kend[tid] = ke;
+        sh->qs[tid] = p.scale_log2 * exp2f((float)sh->qexp[tid]);
+    }
+    hd_fence_proxy_async(); /* generic stores -> the wgmma reads */
+    HD_BAR(3, 256);
+
+    /* ---- consumers ---- */
+    /* this thread's 8 query rows: qi = 2j + e -> row 8j + 2cq + e (S^T accumulator k = 4j + 2h + e,
+       key t0 + 8h) */
+    const int c = tid >> 7, w = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, cq = lane & 3;
+    float o[8][16];
+#pragma unroll
+    for (int m = 0; m < 8; m++)
+#pragma unroll
+        for (int k = 0; k < 16; k++) o[m][k] = 0.f;
+    float mrow[8], lrow[8];
+#pragma unroll
+    for (int qi = 0; qi < 8; qi++) { mrow[qi] = -INFINITY; lrow[qi] = 0.f; }
+    const uint32_t pt = sbase + HW_P0 + c * 2 * HW_PT; /* hi, then lo */
+    const int t0 = 16 * w + g; /* this thread's keys in S: t0, t0 + 8 */
+
+    for (int n = c; n < nt; n += 2) {
+        const int s = n % HN_STAGES, par = (n >> 1) & 1;
+        hd_mbar_wait(smem_u32(&sh->landed[s]), (uint32_t)((n / HN_STAGES) & 1));
+        const uint8_t *raw = sm + HW_RAW0 + s * HN_STAGE;
+        const uint32_t rawa = sbase + HW_RAW0 + s * HN_STAGE;
+        const int key0 = (sh->t_begin + n) * HN_KEYS;
+        const int okm = sh->ok[s][0] | sh->ok[s][1] << 1 | sh->ok[s][2] << 2 | sh->ok[s][3] << 3; /* pages of the 16-key groups */
+        const int v0 = key0 + t0 < seq && ((okm >> (t0 >> 4)) & 1), v1 = key0 + t0 + 8 < seq && ((okm >> ((t0 + 8) >> 4)) & 1);
+        float4 sc0 = *(const float4 *)(raw + HN_SCL + t0 * 16), sc1 = *(const float4 *)(raw + HN_SCL + (t0 + 8) * 16);
+        if (!v0) sc0 = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (!v1) sc1 = make_float4(0.f, 0.f, 0.f, 0.f);
+        const int e0 = hw_kexp(sc0), e1 = hw_kexp(sc1);
+        const float f0 = hw_pow2(-e0), f1 = hw_pow2(-e1);
+        const float s0[4] = {sc0.x * f0, sc0.y * f0, sc0.z * f0, sc0.w * f0}, s1[4] = {sc1.x * f1, sc1.y * f1, sc1.z * f1, sc1.w * f1};
+        /* V's scale table: thread cq writes block cq of its two keys */
+        {
+            const float u0 = cq == 0 ? s0[0] : cq == 1 ? s0[1] : cq == 2 ? s0[2] : s0[3];
+            const float u1 = cq == 0 ? s1[0] : cq == 1 ? s1[1] : cq == 2 ? s1[2] : s1[3];
+            sh->sv[c][par][cq][t0] = __half_as_ushort(__float2half_rn(u0));
+            sh->sv[c][par][cq][t0 + 8] = __half_as_ushort(__float2half_rn(u1));
+        }
+
+        /* S^T 2^-qexp = sum_b s_b(key) K_b Q_b^T + K_rope Q_rope^T: K_b (chunks 2b, 2b + 1) exact in f16
+           from the raw bytes into one accumulator, folded into S with the exact f32 scales before the
+           next block starts (the next chunk's conversion runs under the block's wgmmas); the rope by
+           a bf16 shared-memory wgmma, added last. (A rounded f16 scale in K was 2^-12 off per block:
+           S off by 2^-12 of its size, lse by ~4e-3 at scores of ~20; two accumulators spilled.) */
+        float sa[16], acc[16];
+        uint32_t af[2][4][4];
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            uint32_t(*A)[4] = af[j & 1];
+            const uint4 w0 = *(const uint4 *)(raw + j * 4096 + t0 * 64 + 16 * cq);
+            const uint4 w1 = *(const uint4 *)(raw + j * 4096 + (t0 + 8) * 64 + 16 * cq);
+            const uint32_t x0[4] = {w0.x, w0.y, w0.z, w0.w}, x1[4] = {w1.x, w1.y, w1.z, w1.w};
+#pragma unroll
+            for (int kk = 0; kk < 4; kk++) {
+                A[kk][0] = hn_e4m3x2_h(x0[kk]);
+                A[kk][1] = hn_e4m3x2_h(x1[kk]);
+                A[kk][2] = hn_e4m3x2_hi(x0[kk]);
+                A[kk][3] = hn_e4m3x2_hi(x1[kk]);
+            }
+            if (j >= 2 && (j & 1) == 0) { /* block j / 2 - 1 is done: fold it */
+                const int b = j / 2 - 1;
+                HD_WGMMA_WAIT(0);
+                hd_pin(acc, 16);
+#pragma unroll
+                for (int k = 0; k < 16; k++) sa[k] = (b == 0 ? 0.f : sa[k]) + acc[k] * (((k >> 1) & 1) ? hw_f4(sc1, b) : hw_f4(sc0, b));
+            }
+            hd_wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < 4; kk++) hw_mma_h(acc, A[kk], hd_desc(sbase + j * HW_QCH + 32 * kk, 16, 1024), (j & 1) | kk);
+            hd_wgmma_commit();
+        }
+        HD_WGMMA_WAIT(0); /* block 3 */
+        hd_pin(acc, 16);
+#pragma unroll
+        for (int k = 0; k < 16; k++) sa[k] += acc[k] * (((k >> 1) & 1) ? sc1.w : sc0.w);
+        hd_wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++) hw_mma_ss(acc, hd_desc(rawa + HN_ROPE + 32 * kk, 16, 1024), hd_desc(sbase + 8 * HW_QCH + 32 * kk, 16, 1024), kk);
+        hd_wgmma_commit();
+        HD_WGMMA_WAIT(0);
+        hd_pin(acc, 16);
+#pragma unroll
+        for (int k = 0; k < 16; k++) sa[k] += acc[k];
+
+        /* scores (log2 units, masked) and y = x + e_k; the tile max of y per row across the warpgroup */
+        float y[16], tmax[8];
+#pragma unroll
+        for (int k = 0; k < 16; k++) {
+            const int h = (k >> 1) & 1, qi = ((k >> 2) << 1) | (k & 1);
+            const int key = key0 + t0 + 8 * h;
+            const int q = 8 * (qi >> 1) + 2 * cq + (qi & 1);
+            const int ok = (h ? v1 : v0) && key < sh->kend[q];
+            y[k] = ok ? sa[k] * sh->qs[q] + (float)(h ? e1 : e0) : -INFINITY;
+        }
+#pragma unroll
+        for (int qi = 0; qi < 8; qi++) {
+            const int k = ((qi >> 1) << 2) | (qi & 1);
+            float mx = fmaxf(y[k], y[k + 2]);
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 4));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 8));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 16));
+            tmax[qi] = mx;
+        }
+        if (g == 0) {
+#pragma unroll
+            for (int qi = 0; qi < 8; qi++) sh->red[c][par][w][8 * (qi >> 1) + 2 * cq + (qi & 1)] = tmax[qi];
+        }
+        HD_BAR_R(1 + c, 128);
+        /* keys that do not exist: latent bytes zeroed before P.V (f16 keeps e4m3 NaN; 0 * NaN) */
+        {
+            const int nval = seq - key0;
+            if (nval < HN_KEYS || okm != 15) {
+                uint8_t *rw = sm + HW_RAW0 + s * HN_STAGE;
+                for (int k = tid & 127; k < HN_KEYS * 32; k += 128) {
+                    const int key = k >> 5, j = (k >> 2) & 7, q4 = k & 3;
+                    if (key >= nval || !((okm >> (key >> 4)) & 1))
+                        *(uint4 *)(rw + j * 4096 + key * 64 + q4 * 16) = make_uint4(0u, 0u, 0u, 0u);
+                }
+            }
+        }
+        float alpha[8], base[8];
+#pragma unroll
+        for (int qi = 0; qi < 8; qi++) {
+            const int q = 8 * (qi >> 1) + 2 * cq + (qi & 1);
+            const float mt = fmaxf(fmaxf(sh->red[c][par][0][q], sh->red[c][par][1][q]), fmaxf(sh->red[c][par][2][q], sh->red[c][par][3][q]));
+            const float mn = fmaxf(mrow[qi], mt);
+            base[qi] = mn == -INFINITY ? 0.f : mn;
+            alpha[qi] = exp2f(mrow[qi] - base[qi]);
+            mrow[qi] = mn;
+        }
+        float pv[16];
+#pragma unroll
+        for (int k = 0; k < 16; k++) pv[k] = exp2f(y[k] - base[((k >> 2) << 1) | (k & 1)]);
+        const float g0 = hw_pow2(-e0), g1 = hw_pow2(-e1);
+#pragma unroll
+        for (int qi = 0; qi < 8; qi++) {
+            const int k = ((qi >> 1) << 2) | (qi & 1);
+            lrow[qi] = lrow[qi] * alpha[qi] + pv[k] * g0 + pv[k + 2] * g1;
+        }
+#pragma unroll
+        for (int m = 0; m < 8; m++)
+#pragma unroll
+            for (int k = 0; k < 16; k++) o[m][k] *= alpha[((k >> 2) << 1) | (k & 1)];
+
+        /* P' as f16 hi + lo, transposed into [32 rows][64 keys] by stmatrix .trans: matrix (j, h) =
+           keys 16w + 8h .., rows 8j ..; two x4 stores a term (rows 0-15, 16-31) */
+        {
+            const int mi = lane >> 3, jr = lane & 7;
+            const uint32_t off = (uint32_t)((8 * (mi >> 1) + jr) * 128 + ((((2 * w + (mi & 1)) ^ jr) & 7) << 4));
+#pragma unroll
+            for (int half = 0; half < 2; half++) {
+                uint32_t hi[4], lo[4];
+#pragma unroll
+                for (int mtx = 0; mtx < 4; mtx++) {
+                    const int k = 8 * half + 4 * (mtx >> 1) + 2 * (mtx & 1);
+                    const __half2 h = __floats2half2_rn(pv[k], pv[k + 1]);
+                    const float2 hf = __half22float2(h);
+                    const __half2 l2 = __floats2half2_rn(pv[k] - hf.x, pv[k + 1] - hf.y);
+                    hi[mtx] = *(const uint32_t *)&h;
+                    lo[mtx] = *(const uint32_t *)&l2;
+                }
+                asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(pt + half * 2048 + off),
+                             "r"(hi[0]), "r"(hi[1]), "r"(hi[2]), "r"(hi[3]) : "memory");
+                asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(pt + HW_PT + half * 2048 + off),
+                             "r"(lo[0]), "r"(lo[1]), "r"(lo[2]), "r"(lo[3]) : "memory");
+            }
+        }
+        hd_fence_proxy_async();
+        HD_BAR_R(1 + c, 128);
+
+        /* O^T += V'^T P'^T: V' = f16(e4m3) * sv (keys 16ks + 2cq, +1 and +8, +9), columns 128b + 32w + 4g .. +3 */
+        {
+            const int off = ((w >> 1) * 4096) + 32 * (w & 1) + 4 * g;
+            const uint16_t *svp = &sh->sv[c][par][0][0];
+            uint32_t va[2][2][4];
+#pragma unroll
+            for (int it = 0; it < 16; it++) {
+                const int b = it >> 2, ks = it & 3;
+                const uint8_t *src = raw + (2 * b) * 4096 + off + (16 * ks + 2 * cq) * 64;
+                const uint32_t r0 = *(const uint32_t *)src, r1 = *(const uint32_t *)(src + 64);
+                const uint32_t r8 = *(const uint32_t *)(src + 512), r9 = *(const uint32_t *)(src + 576);
+                const uint32_t m01 = *(const uint32_t *)(svp + b * HN_KEYS + 16 * ks + 2 * cq);
+                const uint32_t m89 = *(const uint32_t *)(svp + b * HN_KEYS + 16 * ks + 2 * cq + 8);
+                const uint32_t a01 = hn_prmt(r0, r1, 0x5140u), b01 = hn_prmt(r0, r1, 0x7362u);
+                const uint32_t a89 = hn_prmt(r8, r9, 0x5140u), b89 = hn_prmt(r8, r9, 0x7362u);
+                if (it >= 2) HD_WGMMA_WAIT(1);
+                uint32_t(*A)[4] = va[it & 1];
+                A[0][0] = hw_hmul2(hn_e4m3x2_h(a01), m01); A[0][1] = hw_hmul2(hn_e4m3x2_hi(a01), m01);
+                A[0][2] = hw_hmul2(hn_e4m3x2_h(a89), m89); A[0][3] = hw_hmul2(hn_e4m3x2_hi(a89), m89);
+                A[1][0] = hw_hmul2(hn_e4m3x2_h(b01), m01); A[1][1] = hw_hmul2(hn_e4m3x2_hi(b01), m01);
+                A[1][2] = hw_hmul2(hn_e4m3x2_h(b89), m89); A[1][3] = hw_hmul2(hn_e4m3x2_hi(b89), m89);
+                hd_wgmma_fence();
+                const uint64_t dh = hd_desc(pt + 32 * ks, 16, 1024), dl = hd_desc(pt + HW_PT + 32 * ks, 16, 1024);
+                hw_mma_h(o[2 * b], A[0], dh, 1);
+                hw_mma_h(o[2 * b], A[0], dl, 1);
+                hw_mma_h(o[2 * b + 1], A[1], dh, 1);
+                hw_mma_h(o[2 * b + 1], A[1], dl, 1);
+                hd_wgmma_commit();
+            }
+            HD_WGMMA_WAIT(0);
+#pragma unroll
+            for (int m = 0; m < 8; m++) hd_pin(o[m], 16);
+        }
+        hd_mbar_arrive(smem_u32(&sh->empty[s]));
+    }
+
+    /* ---- row sums across the warpgroup; consumer 1 hands over; consumer 0 writes ---- */
+#pragma unroll
+    for (int qi = 0; qi < 8; qi++) {
+        float v = lrow[qi];
+        v += __shfl_xor_sync(0xffffffffu, v, 4);
+        v += __shfl_xor_sync(0xffffffffu, v, 8);
+        v += __shfl_xor_sync(0xffffffffu, v, 16);
+        if (g == 0) sh->lsum[c][w][8 * (qi >> 1) + 2 * cq + (qi & 1)] = v;
+    }
+    if (c == 0) hd_mbar_arrive(smem_u32(&sh->done0));
+    HD_BAR_R(1 + c, 128); /* lsum of this consumer */
+    float *ox = (float *)(sm + HW_RAW0); /* stages 0-1 */
+#pragma unroll
+    for (int qi = 0; qi < 8; qi++) {
+        const int q = 8 * (qi >> 1) + 2 * cq + (qi & 1);
+        lrow[qi] = sh->lsum[c][0][q] + sh->lsum[c][1][q] + sh->lsum[c][2][q] + sh->lsum[c][3][q];
+    }
+    if (c == 1) {
+        hd_mbar_wait(smem_u32(&sh->done0), 0u);
+        if (w == 0 && g == 0)
+#pragma unroll
+            for (int qi = 0; qi < 8; qi++) {
+                const int q = 8 * (qi >> 1) + 2 * cq + (qi & 1);
+                sh->mx[q] = mrow[qi];
+                sh->lx[q] = lrow[qi];
+            }
+#pragma unroll
+        for (int m = 0; m < 8; m++)
+#pragma unroll
+            for (int u = 0; u < 4; u++)
+                *(float4 *)(ox + ((m * 4 + u) * 128 + (tid - 128)) * 4) = make_float4(o[m][4 * u], o[m][4 * u + 1], o[m][4 * u + 2], o[m][4 * u + 3]);
+        hd_mbar_arrive(smem_u32(&sh->oxready));
+        return;
+    }
+    hd_mbar_wait(smem_u32(&sh->oxready), 0u);
+    float fa[8], fb[8], scl[8], lse2[8];
+#pragma unroll
+    for (int qi = 0; qi < 8; qi++) {
+        const int q = 8 * (qi >> 1) + 2 * cq + (qi & 1);
+        const float m1 = sh->mx[q], l1 = sh->lx[q], m0 = mrow[qi];
+        const float M = fmaxf(m0, m1);
+        fa[qi] = M == -INFINITY ? 0.f : exp2f(m0 - M);
+        fb[qi] = M == -INFINITY ? 0.f : exp2f(m1 - M);
+        const float L = lrow[qi] * fa[qi] + l1 * fb[qi];
+        lse2[qi] = L > 0.f ? M + log2f(L) : -INFINITY;
+        scl[qi] = L > 0.f ? 1.f / L : 0.f;
+        if (p.nsplit == 1 && L > 0.f && p.sink) {
+            const int h = (sh->row0 + q) % H;
+            scl[qi] *= 1.f / (1.f + expf(p.sink[h] - lse2[qi] * 0.69314718055994531f));
+        }
+    }
+#pragma unroll
+    for (int m = 0; m < 8; m++)
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const float4 v = *(const float4 *)(ox + ((m * 4 + u) * 128 + tid) * 4);
+            const float o1[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+            for (int kk = 0; kk < 4; kk++) {
+                const int k = 4 * u + kk, qi = ((k >> 2) << 1) | (k & 1);
+                o[m][k] = (o[m][k] * fa[qi] + o1[kk] * fb[qi]) * scl[qi];
+            }
+        }
+    const int64_t TH = (int64_t)p.T * H;
+#pragma unroll
+    for (int qi = 0; qi < 8; qi++) {
+        const int q = 8 * (qi >> 1) + 2 * cq + (qi & 1);
+        if (q >= sh->nrows) continue;
+        const int R = sh->row0 + q, t = sh->q_start + R / H, h = R % H;
+        const int k0 = ((qi >> 1) << 2) | (qi & 1); /* o[m][k0]: column +0 (row g), o[m][k0 + 2]: +1 (row g + 8) */
+        if (p.nsplit == 1) {
+            uint16_t *orow = p.out + (int64_t)t * p.o_st + (int64_t)h * p.o_sh;
+#pragma unroll
+            for (int b = 0; b < 4; b++) {
+                const int col = 128 * b + 32 * w + 4 * g;
+                *(uint32_t *)(orow + col) = pack_bf16x2(o[2 * b][k0], o[2 * b][k0 + 2]);
+                *(uint32_t *)(orow + col + 2) = pack_bf16x2(o[2 * b + 1][k0], o[2 * b + 1][k0 + 2]);
+            }
+            if (p.lse && w == 0 && g == 0)
+                p.lse[(int64_t)t * p.lse_st + h] = lse2[qi] == -INFINITY ? INFINITY : lse2[qi] * 0.69314718055994531f;
+        } else {
+            const int64_t row = (int64_t)blockIdx.y * TH + (int64_t)t * H + h;
+            float *orow = p.ws_o + row * MLA_LATENT_DIM;
+#pragma unroll
+            for (int b = 0; b < 4; b++) {
+                const int col = 128 * b + 32 * w + 4 * g;
+                *(float4 *)(orow + col) = make_float4(o[2 * b][k0], o[2 * b][k0 + 2], o[2 * b + 1][k0], o[2 * b + 1][k0 + 2]);
+            }
+            if (w == 0 && g == 0) p.ws_lse[row] = lse2[qi];
+        }
+    }
+}
+
+void hn_launch(const hd_params *p, int rows, cudaStream_t stream) {
+    const unsigned gx = (unsigned)((int64_t)p->T * p->H / rows + p->B);
+    if (rows == HW_ROWS)
+        hn_decode_kernel_w1<<<dim3(gx, (unsigned)p->nsplit, 1u), HN_THREADS, HW_SMEM_BYTES, stream>>>(*p);
+    else
+        hn_decode_kernel_n1<<<dim3(gx, (unsigned)p->nsplit, 1u), HN_THREADS, HN_SMEM_BYTES, stream>>>(*p);
+}
+int hn_prepare(int rows) {
+    if (rows == HW_ROWS)
+        return cudaFuncSetAttribute(hn_decode_kernel_w1, cudaFuncAttributeMaxDynamicSharedMemorySize, HW_SMEM_BYTES) == cudaSuccess;
     return cudaFuncSetAttribute(hn_decode_kernel_n1, cudaFuncAttributeMaxDynamicSharedMemorySize, HN_SMEM_BYTES) == cudaSuccess;
 }

@@ -186,9 +186,10 @@ MLA_DEV uint32_t hd_e4m3x2(uint32_t two, uint32_t mul) {
     return r;
 }
 
-/* decode_narrow.cu: the narrow kernel (16 rows a CTA, FP8-656 caches); hd_run fills p as for the
- * 64-row kernels (uniform layout, nsplit splits, TMA maps) and launches it on gx x nsplit CTAs. */
-int hn_prepare(void); /* the shared-memory attribute; 0 on failure */
-void hn_launch(const hd_params *p, unsigned gx, cudaStream_t stream);
+/* decode_narrow.cu: the raw-tile kernels for FP8-656 caches, rows = 16 (n1) or 32 (w1) query rows a
+ * CTA; hd_run fills p as for the 64-row kernels (uniform layout, nsplit splits, TMA maps) and
+ * launches T H / rows + B x nsplit CTAs. */
+int hn_prepare(int rows); /* the shared-memory attribute; 0 on failure */
+void hn_launch(const hd_params *p, int rows, cudaStream_t stream);
 
 #endif
