@@ -15,6 +15,11 @@
          as tiles bring larger scales, O^T rescaled with alpha); keys that do not exist are zeroed
          in the raw tile first (f16 keeps e4m3 NaN)                              2250 -> 2640
          (h=8 4K 2210, h=16 page 16 2215; the 64-row kernel 980 / 945)
+     w1  32 rows a CTA (hn_decode_kernel_w1, below): 17-32 rows a request under MLA_PRECISION_BF16_P
+         (h = 16 s_q = 2, h = 32 s_q = 1); H100, against the 64-row FP8 kernel, GB/s: h16 s_q=2 16K
+         1138 -> 1885, h32 16K 1145 -> 1890, b=4 h16 s_q=2 32K 659 -> 900; at h = 128 s_q = 2 8K it
+         ran 209 against 243 TF (ncu: issue slots 40% busy, IPC 1.64, stalls wait 26%, shared-memory
+         scoreboard 20%, long scoreboard 12%: each consumer's S and P.V chains wait on their wgmmas)
    TFLOPS / bytes as decode_hopper.cu counts them (656 B per key).
 
    ---- design -----------------------------------------------------------------------------------
