@@ -93,6 +93,7 @@ typedef struct hn_small {
     float qs[HN_RMAX];           /* 32-row kernel: per row, scale_log2 2^qexp */
     uint16_t sv[2][2][4][HN_KEYS]; /* 32-row kernel: per consumer, tile parity, scale block, key: f16 of s 2^-e(key) */
     int32_t b, q_start, q_len, nrows, row0, seq, t_begin, nt;
+    int32_t job_ok;              /* 0: the CTA's slot holds no rows */
 } hn_small;
 
 #define HN_SMEM_BYTES (1024 + HN_BIG + (int)sizeof(hn_small))
@@ -237,17 +238,11 @@ MLA_DEV void hn_issue(const hd_params &p, const hn_small *sh, uint32_t sbase, ui
     }
 }
 
-__global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __grid_constant__ hd_params p) {
-    extern __shared__ uint8_t hn_smem_raw[];
-    /* rounded up to 1024 B by an offset into the array (not through an integer), so that the
-       compiler keeps the shared state space: LDS, not generic loads */
-    uint8_t *sm = hn_smem_raw + ((1024u - (smem_u32(hn_smem_raw) & 1023u)) & 1023u);
-    hn_small *sh = (hn_small *)(sm + HN_BIG);
-    const uint32_t sbase = smem_u32(sm);
-    const int tid = threadIdx.x;
-    __shared__ int job_ok;
-    if (tid == 0) {
-        job_ok = hn_find_job(p, sh, HN_ROWS);
+/* Both kernels' start: thread 0 finds the job (blocks of NR rows) and initializes the barriers;
+ * 0 (every thread, after the CTA barrier) when the slot holds no rows. */
+MLA_DEV int hn_start(const hd_params &p, hn_small *sh, const int NR) {
+    if (threadIdx.x == 0) {
+        sh->job_ok = hn_find_job(p, sh, NR);
         for (int s = 0; s < HN_STAGES; s++) {
             hd_mbar_init(smem_u32(&sh->landed[s]), (uint32_t)(HN_KEYS / p.box));
             hd_mbar_init(smem_u32(&sh->empty[s]), 128u);
@@ -257,19 +252,34 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
-    if (!job_ok) return;
-    const int nt = sh->nt;
-
-    if (tid >= 256) { /* ---- producer warpgroup: its first warp issues every tile, then leaves ---- */
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(HN_PRODUCER_REGS));
-        const int l = tid & 31;
-        if (tid < 288 && l < HN_KEYS / p.box) {
-            for (int n = 0; n < nt; n++) {
-                const int s = n % HN_STAGES;
-                if (n >= HN_STAGES) hd_mbar_wait(smem_u32(&sh->empty[s]), (uint32_t)((n / HN_STAGES - 1) & 1));
-                hn_issue(p, sh, sbase, HN_RAW0, smem_u32(&sh->landed[s]), n, l, sh->ok[s]);
-            }
+    return sh->job_ok;
+}
+/* The producer warpgroup (threads 256..383): gives its registers back; its first warp issues every
+ * tile into the raw ring at sbase + raw0 (lane l: sub-block l), each stage once its reader freed it. */
+MLA_DEV void hn_produce(const hd_params &p, hn_small *sh, uint32_t sbase, uint32_t raw0, int tid) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(HN_PRODUCER_REGS));
+    const int l = tid & 31, nt = sh->nt;
+    if (tid < 288 && l < HN_KEYS / p.box) {
+        for (int n = 0; n < nt; n++) {
+            const int s = n % HN_STAGES;
+            if (n >= HN_STAGES) hd_mbar_wait(smem_u32(&sh->empty[s]), (uint32_t)((n / HN_STAGES - 1) & 1));
+            hn_issue(p, sh, sbase, raw0, smem_u32(&sh->landed[s]), n, l, sh->ok[s]);
         }
+    }
+}
+
+__global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __grid_constant__ hd_params p) {
+    extern __shared__ uint8_t hn_smem_raw[];
+    /* rounded up to 1024 B by an offset into the array (not through an integer), so that the
+       compiler keeps the shared state space: LDS, not generic loads */
+    uint8_t *sm = hn_smem_raw + ((1024u - (smem_u32(hn_smem_raw) & 1023u)) & 1023u);
+    hn_small *sh = (hn_small *)(sm + HN_BIG);
+    const uint32_t sbase = smem_u32(sm);
+    const int tid = threadIdx.x;
+    if (!hn_start(p, sh, HN_ROWS)) return;
+    const int nt = sh->nt;
+    if (tid >= 256) { /* ---- producer warpgroup ---- */
+        hn_produce(p, sh, sbase, HN_RAW0, tid);
         return;
     }
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(HN_CONSUMER_REGS));
@@ -663,31 +673,10 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_w1(const __gri
     hn_small *sh = (hn_small *)(sm + HW_BIG);
     const uint32_t sbase = smem_u32(sm);
     const int tid = threadIdx.x;
-    __shared__ int job_ok;
-    if (tid == 0) {
-        job_ok = hn_find_job(p, sh, HW_ROWS);
-        for (int s = 0; s < HN_STAGES; s++) {
-            hd_mbar_init(smem_u32(&sh->landed[s]), (uint32_t)(HN_KEYS / p.box));
-            hd_mbar_init(smem_u32(&sh->empty[s]), 128u);
-        }
-        hd_mbar_init(smem_u32(&sh->done0), 128u);
-        hd_mbar_init(smem_u32(&sh->oxready), 128u);
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
-    __syncthreads();
-    if (!job_ok) return;
+    if (!hn_start(p, sh, HW_ROWS)) return;
     const int nt = sh->nt;
-
-    if (tid >= 256) { /* ---- producer warpgroup: its first warp issues every tile, then leaves ---- */
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(HN_PRODUCER_REGS));
-        const int l = tid & 31;
-        if (tid < 288 && l < HN_KEYS / p.box) {
-            for (int n = 0; n < nt; n++) {
-                const int s = n % HN_STAGES;
-                if (n >= HN_STAGES) hd_mbar_wait(smem_u32(&sh->empty[s]), (uint32_t)((n / HN_STAGES - 1) & 1));
-                hn_issue(p, sh, sbase, HW_RAW0, smem_u32(&sh->landed[s]), n, l, sh->ok[s]);
-            }
-        }
+    if (tid >= 256) { /* ---- producer warpgroup ---- */
+        hn_produce(p, sh, sbase, HW_RAW0, tid);
         return;
     }
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(HN_CONSUMER_REGS));
