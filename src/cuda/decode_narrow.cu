@@ -268,6 +268,54 @@ MLA_DEV void hn_produce(const hd_params &p, hn_small *sh, uint32_t sbase, uint32
     }
 }
 
+/* The end of one row q (consumer 0): consumer 1's (max, sum) from sh merged with (m0, l0); *fa, *fb
+ * weigh each consumer's O^T, *scl = 1 / L (times the sink's factor when unsplit); returns lse2
+ * (-inf: no key). */
+MLA_DEV float hn_merge_row(const hd_params &p, const hn_small *sh, int q, float m0, float l0, float *fa, float *fb, float *scl) {
+    const float m1 = sh->mx[q], l1 = sh->lx[q];
+    const float M = fmaxf(m0, m1);
+    *fa = M == -INFINITY ? 0.f : exp2f(m0 - M);
+    *fb = M == -INFINITY ? 0.f : exp2f(m1 - M);
+    const float L = l0 * *fa + l1 * *fb;
+    const float lse2 = L > 0.f ? M + log2f(L) : -INFINITY;
+    *scl = L > 0.f ? 1.f / L : 0.f;
+    if (p.nsplit == 1 && L > 0.f && p.sink) {
+        const int h = (sh->row0 + q) % p.H;
+        *scl *= 1.f / (1.f + expf(p.sink[h] - lse2 * 0.69314718055994531f));
+    }
+    return lse2;
+}
+/* Row q's 16 output columns of this thread, v[4b + i] = column 128b + 32w + 4g + i: to out (bf16) and
+ * lse when unsplit, else the f32 partial and its lse2 for the combine. */
+MLA_DEV void hn_store_row(const hd_params &p, const hn_small *sh, int q, int w, int g, const float v[16], float lse2) {
+    if (q >= sh->nrows) return;
+    const int H = p.H, R = sh->row0 + q, t = sh->q_start + R / H, h = R % H;
+    if (p.nsplit == 1) {
+        uint16_t *orow = p.out + (int64_t)t * p.o_st + (int64_t)h * p.o_sh;
+#pragma unroll
+        for (int b = 0; b < 4; b++) {
+            const int col = 128 * b + 32 * w + 4 * g;
+            *(uint32_t *)(orow + col) = pack_bf16x2(v[4 * b], v[4 * b + 1]);
+            *(uint32_t *)(orow + col + 2) = pack_bf16x2(v[4 * b + 2], v[4 * b + 3]);
+        }
+        if (p.lse && w == 0 && g == 0)
+            p.lse[(int64_t)t * p.lse_st + h] = lse2 == -INFINITY ? INFINITY : lse2 * 0.69314718055994531f;
+    } else {
+        const int64_t row = (int64_t)blockIdx.y * p.T * H + (int64_t)t * H + h;
+        float *orow = p.ws_o + row * MLA_LATENT_DIM;
+#pragma unroll
+        for (int b = 0; b < 4; b++)
+            *(float4 *)(orow + 128 * b + 32 * w + 4 * g) = make_float4(v[4 * b], v[4 * b + 1], v[4 * b + 2], v[4 * b + 3]);
+        if (w == 0 && g == 0) p.ws_lse[row] = lse2;
+    }
+}
+/* sum over the 8 lanes of a row group (lanes g = 0..7 with the same cq) */
+MLA_DEV float hn_sum_g(float v) {
+    v += __shfl_xor_sync(0xffffffffu, v, 4);
+    v += __shfl_xor_sync(0xffffffffu, v, 8);
+    return v + __shfl_xor_sync(0xffffffffu, v, 16);
+}
+
 __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __grid_constant__ hd_params p) {
     extern __shared__ uint8_t hn_smem_raw[];
     /* rounded up to 1024 B by an offset into the array (not through an integer), so that the
@@ -509,10 +557,7 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
     /* ---- row sums across the warpgroup; consumer 1 hands over; consumer 0 writes ---- */
 #pragma unroll
     for (int qi = 0; qi < 4; qi++) {
-        float v = lrow[qi];
-        v += __shfl_xor_sync(0xffffffffu, v, 4);
-        v += __shfl_xor_sync(0xffffffffu, v, 8);
-        v += __shfl_xor_sync(0xffffffffu, v, 16);
+        const float v = hn_sum_g(lrow[qi]);
         if (g == 0) sh->lsum[c][w][8 * (qi >> 1) + 2 * cq + (qi & 1)] = v;
     }
     /* hand-over through mbarriers (racecheck does not credit bar.sync 3, 256 between the consumers):
@@ -549,20 +594,9 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
     float f0[4], f1[4], scl[4], lse2[4];
 #pragma unroll
     for (int qi = 0; qi < 4; qi++) {
-        const int q = 8 * (qi >> 1) + 2 * cq + (qi & 1);
-        const float m1 = sh->mx[q], l1 = sh->lx[q], m0 = mrow[qi];
-        const float M = fmaxf(m0, m1);
-        f0[qi] = M == -INFINITY ? 0.f : exp2f(m0 - M);
-        f1[qi] = M == -INFINITY ? 0.f : exp2f(m1 - M);
-        const float L = lrow[qi] * f0[qi] + l1 * f1[qi];
+        lse2[qi] = hn_merge_row(p, sh, 8 * (qi >> 1) + 2 * cq + (qi & 1), mrow[qi], lrow[qi], &f0[qi], &f1[qi], &scl[qi]);
         f0[qi] *= exp2f((float)-cexp); /* O^T carries 2^cexp of its consumer */
         f1[qi] *= exp2f((float)-sh->cx);
-        lse2[qi] = L > 0.f ? M + log2f(L) : -INFINITY;
-        scl[qi] = L > 0.f ? 1.f / L : 0.f;
-        if (p.nsplit == 1 && L > 0.f && p.sink) {
-            const int h = (sh->row0 + q) % H;
-            scl[qi] *= 1.f / (1.f + expf(p.sink[h] - lse2[qi] * 0.69314718055994531f));
-        }
     }
 #pragma unroll
     for (int m = 0; m < 8; m++) {
@@ -574,52 +608,36 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
             o[m][k] = (o[m][k] * f0[qi] + o1[k] * f1[qi]) * scl[qi];
         }
     }
-    const int64_t TH = (int64_t)p.T * H;
 #pragma unroll
     for (int qi = 0; qi < 4; qi++) {
-        const int q = 8 * (qi >> 1) + 2 * cq + (qi & 1);
-        if (q >= sh->nrows) continue;
-        const int R = sh->row0 + q, t = sh->q_start + R / H, h = R % H;
         const int k0 = ((qi >> 1) << 2) | (qi & 1); /* o[m][k0]: row g (column +0), o[m][k0 + 2]: row g + 8 (+1) */
-        if (p.nsplit == 1) {
-            uint16_t *orow = p.out + (int64_t)t * p.o_st + (int64_t)h * p.o_sh;
+        float v[16];
 #pragma unroll
-            for (int b = 0; b < 4; b++) {
-                const int col = 128 * b + 32 * w + 4 * g;
-                *(uint32_t *)(orow + col) = pack_bf16x2(o[2 * b][k0], o[2 * b][k0 + 2]);
-                *(uint32_t *)(orow + col + 2) = pack_bf16x2(o[2 * b + 1][k0], o[2 * b + 1][k0 + 2]);
-            }
-            if (p.lse && w == 0 && g == 0)
-                p.lse[(int64_t)t * p.lse_st + h] = lse2[qi] == -INFINITY ? INFINITY : lse2[qi] * 0.69314718055994531f;
-        } else {
-            const int64_t row = (int64_t)blockIdx.y * TH + (int64_t)t * H + h;
-            float *orow = p.ws_o + row * MLA_LATENT_DIM;
-#pragma unroll
-            for (int b = 0; b < 4; b++) {
-                const int col = 128 * b + 32 * w + 4 * g;
-                *(float4 *)(orow + col) = make_float4(o[2 * b][k0], o[2 * b][k0 + 2], o[2 * b + 1][k0], o[2 * b + 1][k0 + 2]);
-            }
-            if (w == 0 && g == 0) p.ws_lse[row] = lse2[qi];
+        for (int b = 0; b < 4; b++) {
+            v[4 * b] = o[2 * b][k0]; v[4 * b + 1] = o[2 * b][k0 + 2];
+            v[4 * b + 2] = o[2 * b + 1][k0]; v[4 * b + 3] = o[2 * b + 1][k0 + 2];
         }
+        hn_store_row(p, sh, 8 * (qi >> 1) + 2 * cq + (qi & 1), w, g, v, lse2[qi]);
     }
 }
 
 /* ==== the 32-row kernel (w1): FP8-656 caches with more than 16 rows a request ===================
    The 16-row kernel's structure (S^T = K Q^T, O^T = V^T P^T, raw ring by TMA, K and V from
    registers, two consumers on alternate tiles) at N = 32, which doubles the tensor work per
-   converted byte. O^T takes 128 registers a thread, so S^T has one accumulator, not one per scale
-   block, and P one f16 term, not P_b hi + lo: the scales go into the conversions instead.
-     per key k: e_k = floor(log2 max_b |s_kb|) (clamped to [-126, 126]); K and V of block b are
-       converted as f16(e4m3) * f16(s_kb 2^-e_k) (|value| < 2 * 448: no f16 overflow; one cvt and
-       one multiply per pair; the f16 rounding of s 2^-e and of the product, 2^-11 each, is finer
-       than the 64-row kernel's bf16 copy);
-     the rope part of S from registers too (ldmatrix of the swizzled rope box, times 2^-e_k in
-       bf16, exact), against Q's rope times 2^-qexp: S^T's accumulator is S 2^-(qexp_r + e_k);
+   converted byte. O^T takes 128 registers a thread, so the 16-row kernel's per-block S accumulators
+   and per-block P_b (8 P^T tiles) do not fit:
+     S stays exact: K exact in f16 as before, each scale block's wgmmas into one accumulator that is
+       folded into the f32 sum S with the exact scales once they are done (the next chunk's
+       conversion runs under them); the rope by a bf16 shared-memory wgmma against Q's rope times
+       2^-qexp, added last. (A rounded f16 scale in K put S 2^-12 of its size off per block, lse by
+       ~4e-3 at scores of ~20; two block accumulators spilled.)
+     V carries the scales: per key k, e_k = floor(log2 max_b |s_kb|) (clamped to [-126, 126]); V of
+       block b converted as f16(e4m3) * f16(s_kb 2^-e_k) (|value| < 2 * 448: no f16 overflow; the f16
+       scale is 2^-11 off per key and block, hence MLA_PRECISION_BF16_P only: hd_narrow);
      scores x = S (log2 units, masked); the running max and P are taken over y = x + e_k:
-       P'_k = exp2(y_k - m) <= 1 (f16 hi + lo), so that P'_k V'_k = exp2(x_k - m) V_k s_k, the true term,
-       and the row sums add P'_k 2^-e_k = exp2(x_k - m) (f32).
-   P' goes to P.V as two f16 terms (hi + lo: one f16 term measured 2% off SPEC 5 on output elements
-   that cancel, as bf16 P does).
+       P'_k = exp2(y_k - m) <= 1, so that P'_k V'_k = exp2(x_k - m) V_k s_k, the true term, and the
+       row sums add P'_k 2^-e_k = exp2(x_k - m) (f32);
+     P' goes to P.V as two f16 terms (hi + lo).
    Shared memory: Q 9 x 4096 | raw ring (as the 16-row kernel) | P^T 2 x 2 x [32 rows][64 keys] f16 |
    small (the f16 scale table sv per consumer and tile parity, for V's conversion). */
 #define HW_ROWS 32
@@ -633,7 +651,7 @@ static_assert(HW_SMEM_BYTES <= 232448, "shared memory budget (227 KB per block)"
 static_assert(HW_RAW0 % 1024 == 0 && HW_P0 % 1024 == 0, "1024-byte swizzle atoms");
 static_assert(128 * 128 * 4 <= 2 * HN_STAGE, "consumer 1's O^T (128 threads x 128 f32) fits in stages 0-1 at the end");
 
-/* D[64x32] (+)= A[64x16] B[16x32]: A from registers, B K-major in smem; f16 or bf16 */
+/* D[64x32] (+)= A[64x16] B[16x32], f16: A from registers, B K-major in smem */
 MLA_DEV void hw_mma_h(float d[16], const uint32_t a[4], uint64_t db, int acc) {
     asm volatile(
         "{\n .reg .pred p;\n setp.ne.b32 p, %21, 0;\n"
@@ -902,10 +920,7 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_w1(const __gri
     /* ---- row sums across the warpgroup; consumer 1 hands over; consumer 0 writes ---- */
 #pragma unroll
     for (int qi = 0; qi < 8; qi++) {
-        float v = lrow[qi];
-        v += __shfl_xor_sync(0xffffffffu, v, 4);
-        v += __shfl_xor_sync(0xffffffffu, v, 8);
-        v += __shfl_xor_sync(0xffffffffu, v, 16);
+        const float v = hn_sum_g(lrow[qi]);
         if (g == 0) sh->lsum[c][w][8 * (qi >> 1) + 2 * cq + (qi & 1)] = v;
     }
     if (c == 0) hd_mbar_arrive(smem_u32(&sh->done0));
@@ -936,20 +951,8 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_w1(const __gri
     hd_mbar_wait(smem_u32(&sh->oxready), 0u);
     float fa[8], fb[8], scl[8], lse2[8];
 #pragma unroll
-    for (int qi = 0; qi < 8; qi++) {
-        const int q = 8 * (qi >> 1) + 2 * cq + (qi & 1);
-        const float m1 = sh->mx[q], l1 = sh->lx[q], m0 = mrow[qi];
-        const float M = fmaxf(m0, m1);
-        fa[qi] = M == -INFINITY ? 0.f : exp2f(m0 - M);
-        fb[qi] = M == -INFINITY ? 0.f : exp2f(m1 - M);
-        const float L = lrow[qi] * fa[qi] + l1 * fb[qi];
-        lse2[qi] = L > 0.f ? M + log2f(L) : -INFINITY;
-        scl[qi] = L > 0.f ? 1.f / L : 0.f;
-        if (p.nsplit == 1 && L > 0.f && p.sink) {
-            const int h = (sh->row0 + q) % H;
-            scl[qi] *= 1.f / (1.f + expf(p.sink[h] - lse2[qi] * 0.69314718055994531f));
-        }
-    }
+    for (int qi = 0; qi < 8; qi++)
+        lse2[qi] = hn_merge_row(p, sh, 8 * (qi >> 1) + 2 * cq + (qi & 1), mrow[qi], lrow[qi], &fa[qi], &fb[qi], &scl[qi]);
 #pragma unroll
     for (int m = 0; m < 8; m++)
 #pragma unroll
@@ -962,33 +965,16 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_w1(const __gri
                 o[m][k] = (o[m][k] * fa[qi] + o1[kk] * fb[qi]) * scl[qi];
             }
         }
-    const int64_t TH = (int64_t)p.T * H;
 #pragma unroll
     for (int qi = 0; qi < 8; qi++) {
-        const int q = 8 * (qi >> 1) + 2 * cq + (qi & 1);
-        if (q >= sh->nrows) continue;
-        const int R = sh->row0 + q, t = sh->q_start + R / H, h = R % H;
         const int k0 = ((qi >> 1) << 2) | (qi & 1); /* o[m][k0]: column +0 (row g), o[m][k0 + 2]: +1 (row g + 8) */
-        if (p.nsplit == 1) {
-            uint16_t *orow = p.out + (int64_t)t * p.o_st + (int64_t)h * p.o_sh;
+        float v[16];
 #pragma unroll
-            for (int b = 0; b < 4; b++) {
-                const int col = 128 * b + 32 * w + 4 * g;
-                *(uint32_t *)(orow + col) = pack_bf16x2(o[2 * b][k0], o[2 * b][k0 + 2]);
-                *(uint32_t *)(orow + col + 2) = pack_bf16x2(o[2 * b + 1][k0], o[2 * b + 1][k0 + 2]);
-            }
-            if (p.lse && w == 0 && g == 0)
-                p.lse[(int64_t)t * p.lse_st + h] = lse2[qi] == -INFINITY ? INFINITY : lse2[qi] * 0.69314718055994531f;
-        } else {
-            const int64_t row = (int64_t)blockIdx.y * TH + (int64_t)t * H + h;
-            float *orow = p.ws_o + row * MLA_LATENT_DIM;
-#pragma unroll
-            for (int b = 0; b < 4; b++) {
-                const int col = 128 * b + 32 * w + 4 * g;
-                *(float4 *)(orow + col) = make_float4(o[2 * b][k0], o[2 * b][k0 + 2], o[2 * b + 1][k0], o[2 * b + 1][k0 + 2]);
-            }
-            if (w == 0 && g == 0) p.ws_lse[row] = lse2[qi];
+        for (int b = 0; b < 4; b++) {
+            v[4 * b] = o[2 * b][k0]; v[4 * b + 1] = o[2 * b][k0 + 2];
+            v[4 * b + 2] = o[2 * b + 1][k0]; v[4 * b + 3] = o[2 * b + 1][k0 + 2];
         }
+        hn_store_row(p, sh, 8 * (qi >> 1) + 2 * cq + (qi & 1), w, g, v, lse2[qi]);
     }
 }
 
