@@ -50,7 +50,7 @@
 
    ---- shared memory (base rounded up to 1024 B) -------------------------------------------------
      Q      [0, 18432)        9 chunks of 16 rows x 128 B (128-byte swizzle; chunks 0-7 permuted, f16)
-     raw s  18432 + s*41984   slots j = 0..7 at +4096 j (64 keys x 64 B), rope at +32768 (64 x 128 B,
+     raw s  18432 + s*41984   slots j = 0..7 at +4096 j (64 keys x 64 B, 64-byte swizzle: hn_sk, hn_vk), rope at +32768 (64 x 128 B,
                               swizzled), scales at +40960 (64 x 16 B), s = 0..3
      P^T    186368 + c*16384  consumer c: 8 tiles (block b, hi / lo) of 16 rows x 128 B (swizzled)
      small  219136            mbarriers, the tile-max exchange, per-stage sub-block flags */
@@ -140,6 +140,15 @@ MLA_DEV uint32_t hn_prmt(uint32_t a, uint32_t b, uint32_t sel) {
 }
 /* byte offset of element (r, col) in a 128-byte-swizzled tile of 128-byte rows (1024-aligned) */
 MLA_DEV uint32_t hn_swz(int r, int col) { return (uint32_t)(r * 128 + ((((col >> 3) ^ r) & 7) << 4) + (col & 7) * 2); }
+/* The raw latent slots land by TMA in the 64-byte swizzle: in the 64-byte row of key r, 16-byte piece
+ * c sits at piece c ^ ((r >> 1) & 3) (address bits 4-5 ^ bits 7-8). Offsets within a key's row:
+ * hn_sk: the 16 bytes of piece cq that S's A fragment reads for keys 16w + g (+8), whose (r >> 1) & 3
+ *   is (g >> 1) & 3;
+ * hn_vk: the 4 bytes at column 32 (w & 1) + 4g that P.V's A fragment reads for keys 16ks + 2cq (+1,
+ *   +8, +9), whose (r >> 1) & 3 is cq. Unswizzled, the four cq of one g hit one bank (rows 128 bytes
+ *   apart); swizzled, two. */
+MLA_DEV int hn_sk(int g, int cq) { return 16 * (cq ^ ((g >> 1) & 3)); }
+MLA_DEV int hn_vk(int w, int g, int cq) { return 16 * ((2 * (w & 1) + (g >> 2)) ^ cq) + 4 * (g & 3); }
 
 /* Q of the block's NR rows (16 or 32; zeros past nrows) into 9 swizzled chunks of NR x 128 B. The
  * latent columns (chunks 0-7, in the K order of the S A fragments: see the design note) as f16 of
@@ -384,8 +393,8 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
         uint32_t af[2][4][4];
 #pragma unroll
         for (int j = 0; j < 8; j++) {
-            const uint4 w0 = *(const uint4 *)(raw + j * 4096 + t0 * 64 + 16 * cq);
-            const uint4 w1 = *(const uint4 *)(raw + j * 4096 + (t0 + 8) * 64 + 16 * cq);
+            const uint4 w0 = *(const uint4 *)(raw + j * 4096 + t0 * 64 + hn_sk(g, cq));
+            const uint4 w1 = *(const uint4 *)(raw + j * 4096 + (t0 + 8) * 64 + hn_sk(g, cq));
             const uint32_t x0[4] = {w0.x, w0.y, w0.z, w0.w}, x1[4] = {w1.x, w1.y, w1.z, w1.w};
             if (j >= 2) HD_WGMMA_WAIT(1); /* chunk j - 2's wgmmas (this buffer) are done */
 #pragma unroll
@@ -523,7 +532,7 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
 
         /* O^T += V^T P_b^T, V^T from registers: keys 16ks + 2cq (+1, +8, +9), columns 128b + 32w + 4g .. +3 */
         {
-            const int off = ((w >> 1) * 4096) + 32 * (w & 1) + 4 * g;
+            const int off = ((w >> 1) * 4096) + hn_vk(w, g, cq);
             uint32_t va[2][2][4];
 #pragma unroll
             for (int it = 0; it < 16; it++) {
@@ -760,8 +769,8 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_w1(const __gri
 #pragma unroll
         for (int j = 0; j < 8; j++) {
             uint32_t(*A)[4] = af[j & 1];
-            const uint4 w0 = *(const uint4 *)(raw + j * 4096 + t0 * 64 + 16 * cq);
-            const uint4 w1 = *(const uint4 *)(raw + j * 4096 + (t0 + 8) * 64 + 16 * cq);
+            const uint4 w0 = *(const uint4 *)(raw + j * 4096 + t0 * 64 + hn_sk(g, cq));
+            const uint4 w1 = *(const uint4 *)(raw + j * 4096 + (t0 + 8) * 64 + hn_sk(g, cq));
             const uint32_t x0[4] = {w0.x, w0.y, w0.z, w0.w}, x1[4] = {w1.x, w1.y, w1.z, w1.w};
 #pragma unroll
             for (int kk = 0; kk < 4; kk++) {
@@ -883,7 +892,7 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_w1(const __gri
 
         /* O^T += V'^T P'^T: V' = f16(e4m3) * sv (keys 16ks + 2cq, +1 and +8, +9), columns 128b + 32w + 4g .. +3 */
         {
-            const int off = ((w >> 1) * 4096) + 32 * (w & 1) + 4 * g;
+            const int off = ((w >> 1) * 4096) + hn_vk(w, g, cq);
             const uint16_t *svp = &sh->sv[c][par][0][0];
             uint32_t va[2][2][4];
 #pragma unroll
