@@ -2773,9 +2773,7 @@ static int hd_box_rows(int page_size) { return page_size % 64 == 0 ? 64 : (page_
 /* The cache as a 3-D tensor [num_pages][page_size][576] bf16 (strides 1152 B, page_stride B),
  * box 64 columns x hd_box_rows rows x 1 page in the 128-byte swizzle: one box = one smem chunk
  * (or a band of it). 1 when the map was made (page_size % 16 == 0 and the driver accepts it). */
-/* swz64: the FP8 latent slots (map) in the 64-byte swizzle, as the raw-tile kernels read them
- * (decode_narrow.cu: hn_sk, hn_vk); the 64-row kernels convert them in place and take them plain. */
-static int hd_make_kv_map(const mla_decode_args *a, int box_rows, int swz64, CUtensorMap *map, CUtensorMap *map2, CUtensorMap *map3) {
+static int hd_make_kv_map(const mla_decode_args *a, int box_rows, CUtensorMap *map, CUtensorMap *map2, CUtensorMap *map3) {
     static const hd_encode_fn encode = hd_load_encode();
     if (!encode || a->cache.page_size % 16 != 0 || a->cache.page_size % box_rows != 0 || a->cache.num_pages < 1) return 0;
     const cuuint32_t rows = (cuuint32_t)box_rows;
@@ -2788,7 +2786,7 @@ static int hd_make_kv_map(const mla_decode_args *a, int box_rows, int swz64, CUt
         const cuuint32_t box[3] = {64, rows, 1}, box2[3] = {128, rows, 1}, box3[3] = {16, rows, 1};
         const cuuint32_t estride[3] = {1, 1, 1};
         return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, (void *)a->cache.base, dim, stride, box, estride,
-                      CU_TENSOR_MAP_INTERLEAVE_NONE, swz64 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS &&
                encode(map2, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, (void *)a->cache.base, dim, stride, box2, estride,
                       CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
@@ -2912,12 +2910,8 @@ extern "C" size_t mla_cuda_decode_hopper_workspace_ex(const mla_ctx *ctx, const 
     if (!a || a->num_tokens <= 0 || a->batch.num_requests < 1) return 0;
     const size_t u = hd_ws_bytes(a, num_splits > 0 ? num_splits : hd_auto_splits(ctx, a));
     const size_t wide = u + (num_splits == 0 && hd_use_sched(ctx, a) ? hd_sched_ws_bytes(ctx, a) : 0);
-    /* the raw-tile kernels run instead where their tensor maps can be made (hd_run makes the same) */
-    if (hd_narrow(a, 0)) {
-        CUtensorMap m1, m2, m3;
-        if (hd_make_kv_map(a, hd_box_rows(a->cache.page_size), 1, &m1, &m2, &m3))
-            return hd_ws_bytes(a, num_splits > 0 ? num_splits : hd_narrow_splits(ctx, a));
-    }
+    /* the raw-tile kernels run instead where hd_narrow picks them (hd_run does the same) */
+    if (hd_narrow(a, 0)) return hd_ws_bytes(a, num_splits > 0 ? num_splits : hd_narrow_splits(ctx, a));
     return wide;
 }
 
@@ -3008,13 +3002,9 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     static int box_env = -1; /* MLA_HD_BOX (diagnosis): TMA boxes of 16 or 32 rows where the page allows more */
     const int fb = hd_env_int("MLA_HD_BOX", &box_env);
     if ((fb == 16 || fb == 32) && fb < p.box) p.box = fb;
-    p.tma = hd_make_kv_map(a, p.box, narrow != 0, &p.kv_map, &p.kv_map2, &p.kv_map3);
-    if (!p.tma) p.box = HD_KEYS;
-    if (narrow && !p.tma) { /* the narrow kernel needs the tensor maps: the 64-row kernels instead */
-        narrow = 0;
-        sched = num_splits == 0 && hd_use_sched(ctx, a);
-        p.nsplit = nsplit = num_splits > 0 ? num_splits : hd_auto_splits(ctx, a);
-    }
+    /* the raw-tile kernels load the cache's rows by bulk copies of box rows (no tensor map) */
+    p.tma = !narrow && hd_make_kv_map(a, p.box, &p.kv_map, &p.kv_map2, &p.kv_map3);
+    if (!p.tma && !narrow) p.box = HD_KEYS;
     static int f8pf_env = -1; /* MLA_HD_F8_PF=0 (A/B): no L2 prefetch of FP8 tiles */
     p.f8_pf = hd_env_on("MLA_HD_F8_PF", &f8pf_env);
     static int qtma_env = -1; /* MLA_HD_Q_TMA=0 (A/B): Q by cp.async always */

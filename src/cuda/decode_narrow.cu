@@ -20,19 +20,27 @@
          1138 -> 1885, h32 16K 1145 -> 1890, b=4 h16 s_q=2 32K 659 -> 900; at h = 128 s_q = 2 8K it
          ran 209 against 243 TF (ncu: issue slots 40% busy, IPC 1.64, stalls wait 26%, shared-memory
          scoreboard 20%, long scoreboard 12%: each consumer's S and P.V chains wait on their wgmmas)
+     r1  (both kernels) the raw tile as the cache's rows, one bulk copy of 656-byte rows per page
+         piece instead of ten TMA boxes (8 latent slots, rope, scales); the rope's A fragment from
+         registers. A bytes-only probe (bench/probe_fp8_tma.cu) streams the boxes at 2.91 and the
+         rows at 3.05 TB/s; P.V's 4-byte A loads become conflict-free (rows 656 B apart). H100
+         (narrow_check.sh, GB/s): h16 16K 2634 -> 2759, h16 page 16 2240 -> 2742, h8 4K 2218 ->
+         2286; w1 h16 s_q=2 bf16p 1885 -> 1976 (the 64-byte TMA swizzle alone, tried first: n1
+         unchanged, w1 2022)
    TFLOPS / bytes as decode_hopper.cu counts them (656 B per key).
 
    ---- design -----------------------------------------------------------------------------------
    Work unit (one CTA, 384 threads): 16 rows of ONE request (row R = i*H + h, as decode_hopper.cu,
    blocks of 16: slot g_b = floor(q_offsets[b]*H/16) + b, grid.x = floor(T*H/16) + B) x split y of
    its 64-key tiles (grid.y, the uniform layout: partials go to the same workspace and combine).
-   Warpgroup 2 = producer (its warp 8 works): lanes 0 .. 64/box - 1 each issue one sub-block of a tile (10 TMA boxes: the 8
-   latent slots, the rope, the scales) into stage n % 4 once its last reader freed it.
+   Warpgroup 2 = producer (its warp 8 works): lanes 0 .. 64/box - 1 each issue one sub-block of a
+   tile (box = min(page, 64) keys: one bulk copy of box x 656 contiguous bytes, the cache's rows as
+   they are) into stage n % 4 once its last reader freed it.
    Warpgroups 0, 1 = consumers c: tiles n = c, c + 2, ...; per tile:
      S^T[64 keys x 16 rows] = sum_b s_b(key) * 2^qexp K_b Q_b^T + K_rope Q_rope^T: K_b (latent
        columns 128b..128b+127, raw e4m3) from registers (m64n16k16 f16, the A fragment loaded 16
        bytes a row and converted exactly to f16), one accumulator per scale block b, the rope by a
-       bf16 shared-memory wgmma (the rope box lands in the 128-byte swizzle);
+       bf16 wgmma from registers (hn_rope_frags: the rope's bytes as they are);
      the tile max per row crosses the warpgroup's four warps through shared memory; P = exp2(S -
        m), O^T and the row sums rescaled by exp2(m_old - m);
      P^T scaled per block, P_b = P s_b(key) 2^cexp, as two f16 terms (P_hi + P_lo, SPEC 5), stored
@@ -49,9 +57,11 @@
    loads 16 contiguous bytes per key and chunk; Q is stored in that order (hn_load_q).
 
    ---- shared memory (base rounded up to 1024 B) -------------------------------------------------
-     Q      [0, 18432)        9 chunks of 16 rows x 128 B (128-byte swizzle; chunks 0-7 permuted, f16)
-     raw s  18432 + s*41984   slots j = 0..7 at +4096 j (64 keys x 64 B, 64-byte swizzle: hn_sk, hn_vk), rope at +32768 (64 x 128 B,
-                              swizzled), scales at +40960 (64 x 16 B), s = 0..3
+     Q      [0, 18432)        9 chunks of 16 rows x 128 B (128-byte swizzle; every chunk in the A
+                              fragments' K order; chunks 0-7 f16, the rope bf16)
+     raw s  18432 + s*41984   64 keys x 656 B (latent [0, 512), scales [512, 528), rope [528, 656)),
+                              s = 0..3; P.V's 4-byte loads of rows 16ks + 2cq (+1, +8, +9) fall in
+                              32 different banks (656 = 4 words mod 32)
      P^T    186368 + c*16384  consumer c: 8 tiles (block b, hi / lo) of 16 rows x 128 B (swizzled)
      small  219136            mbarriers, the tile-max exchange, per-stage sub-block flags */
 #include <math.h>
@@ -70,9 +80,10 @@
 #define HN_CONSUMER_REGS 232            /* 40 + 2 x 232 = 3 x 168, the registers at entry */
 #define HN_QCH 2048                     /* one Q chunk: 16 rows x 128 B */
 #define HN_RAW0 (9 * HN_QCH)            /* 18432 */
-#define HN_STAGE 41984                  /* 8 x 4096 + 8192 + 1024 */
-#define HN_ROPE 32768
-#define HN_SCL 40960
+#define HN_ROW 656                      /* one key's bytes, as in the cache: latent e4m3 [0, 512), scales [512, 528), rope [528, 656) */
+#define HN_STAGE (HN_KEYS * HN_ROW)     /* 41984: a tile's rows, contiguous (one bulk copy per page piece) */
+#define HN_SCL 512
+#define HN_ROPE 528
 #define HN_P0 (HN_RAW0 + HN_STAGES * HN_STAGE) /* 186368 */
 #define HN_PT 2048                      /* one P^T tile */
 #define HN_BIG (HN_P0 + 2 * 8 * HN_PT)  /* 219136 */
@@ -123,14 +134,25 @@ MLA_DEV uint32_t hn_e4m3x2_hi(uint32_t four) {
     asm("{\n .reg .b16 lo, hi;\n mov.b32 {lo, hi}, %1;\n cvt.rn.f16x2.e4m3x2 %0, hi;\n}\n" : "=r"(h) : "r"(four));
     return h;
 }
-/* D[64x16] (+)= A[64x16] B[16x16]: both K-major in smem */
-MLA_DEV void hn_mma_ss(float d[8], uint64_t da, uint64_t db, int acc) {
+/* D[64x16] (+)= A[64x16] B[16x16], bf16: A from registers, B K-major in smem (the rope) */
+MLA_DEV void hn_mma_rs_b(float d[8], const uint32_t a[4], uint64_t db, int acc) {
     asm volatile(
-        "{\n .reg .pred p;\n setp.ne.b32 p, %10, 0;\n"
+        "{\n .reg .pred p;\n setp.ne.b32 p, %13, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7}, "
-        "%8, %9, p, 1, 1, 0, 0;\n}\n"
+        "{%8, %9, %10, %11}, %12, p, 1, 1, 0;\n}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
-        : "l"(da), "l"(db), "r"(acc));
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(acc));
+}
+/* The rope of keys t0, t0 + 8 as bf16 A fragments of S^T's four rope k-steps: k-step kk, k = 2cq
+ * (+1) and 2cq + 8 (+9) hold rope columns 16cq + 4kk (+1) and + 2 (+3) (hn_load_q stores Q's rope
+ * in that order), so each key's 32 bytes come in two 16-byte loads. */
+MLA_DEV void hn_rope_frags(const uint8_t *raw, int t0, int cq, uint32_t ar[4][4]) {
+    const uint4 a = *(const uint4 *)(raw + t0 * HN_ROW + HN_ROPE + 32 * cq), b = *(const uint4 *)(raw + t0 * HN_ROW + HN_ROPE + 32 * cq + 16);
+    const uint4 c = *(const uint4 *)(raw + (t0 + 8) * HN_ROW + HN_ROPE + 32 * cq), d = *(const uint4 *)(raw + (t0 + 8) * HN_ROW + HN_ROPE + 32 * cq + 16);
+    ar[0][0] = a.x; ar[0][1] = c.x; ar[0][2] = a.y; ar[0][3] = c.y;
+    ar[1][0] = a.z; ar[1][1] = c.z; ar[1][2] = a.w; ar[1][3] = c.w;
+    ar[2][0] = b.x; ar[2][1] = d.x; ar[2][2] = b.y; ar[2][3] = d.y;
+    ar[3][0] = b.z; ar[3][1] = d.z; ar[3][2] = b.w; ar[3][3] = d.w;
 }
 /* bytes of a and b interleaved by the selector (prmt.b32) */
 MLA_DEV uint32_t hn_prmt(uint32_t a, uint32_t b, uint32_t sel) {
@@ -140,15 +162,6 @@ MLA_DEV uint32_t hn_prmt(uint32_t a, uint32_t b, uint32_t sel) {
 }
 /* byte offset of element (r, col) in a 128-byte-swizzled tile of 128-byte rows (1024-aligned) */
 MLA_DEV uint32_t hn_swz(int r, int col) { return (uint32_t)(r * 128 + ((((col >> 3) ^ r) & 7) << 4) + (col & 7) * 2); }
-/* The raw latent slots land by TMA in the 64-byte swizzle: in the 64-byte row of key r, 16-byte piece
- * c sits at piece c ^ ((r >> 1) & 3) (address bits 4-5 ^ bits 7-8). Offsets within a key's row:
- * hn_sk: the 16 bytes of piece cq that S's A fragment reads for keys 16w + g (+8), whose (r >> 1) & 3
- *   is (g >> 1) & 3;
- * hn_vk: the 4 bytes at column 32 (w & 1) + 4g that P.V's A fragment reads for keys 16ks + 2cq (+1,
- *   +8, +9), whose (r >> 1) & 3 is cq. Unswizzled, the four cq of one g hit one bank (rows 128 bytes
- *   apart); swizzled, two. */
-MLA_DEV int hn_sk(int g, int cq) { return 16 * (cq ^ ((g >> 1) & 3)); }
-MLA_DEV int hn_vk(int w, int g, int cq) { return 16 * ((2 * (w & 1) + (g >> 2)) ^ cq) + 4 * (g & 3); }
 
 /* Q of the block's NR rows (16 or 32; zeros past nrows) into 9 swizzled chunks of NR x 128 B. The
  * latent columns (chunks 0-7, in the K order of the S A fragments: see the design note) as f16 of
@@ -184,9 +197,11 @@ MLA_DEV void hn_load_q(const hd_params &p, hn_small *sh, uint8_t *sm, int tid, c
         uint32_t v = hn_q_pair(p, sh, r, d);
         int col = dd;
         const float f = exp2f((float)-sh->qexp[r]);
-        if (j < 8) { /* dd = 16c + 4kk + 2hi (+ e = 0): k index 2c + 8hi of k-step kk; f16 of q 2^-qexp */
+        { /* dd = 16c + 4kk + 2hi (+ e = 0): k index 2c + 8hi of k-step kk (every chunk, the rope too) */
             const int c = dd >> 4, kk = (dd >> 2) & 3, hi = (dd >> 1) & 1;
             col = 16 * kk + 2 * c + 8 * hi;
+        }
+        if (j < 8) { /* f16 of q 2^-qexp */
             __half2 hv = __floats2half2_rn(__uint_as_float(v << 16) * f, __uint_as_float(v & 0xffff0000u) * f);
             v = *(uint32_t *)&hv;
         } else if (rope_scaled) {
@@ -236,12 +251,11 @@ MLA_DEV void hn_issue(const hd_params &p, const hn_small *sh, uint32_t sbase, ui
     for (int g = l * box / 16; g < (l + 1) * box / 16; g++) okp[g] = ok;
     if (ok) {
         const int row = key0 % p.page_size;
-        const uint32_t dst = sbase + raw0 + s * HN_STAGE;
-        hd_mbar_expect_tx(landed, (uint32_t)(box * p.row_bytes));
-#pragma unroll
-        for (int j = 0; j < 8; j++) hd_tma_3d(dst + j * 4096 + l * box * 64, &p.kv_map, 64 * j, row, page, landed);
-        hd_tma_3d(dst + HN_ROPE + l * box * 128, &p.kv_map2, p.rope_off, row, page, landed);
-        hd_tma_3d(dst + HN_SCL + l * box * 16, &p.kv_map3, 512, row, page, landed);
+        const uint32_t dst = sbase + raw0 + s * HN_STAGE + l * box * HN_ROW, bytes = (uint32_t)(box * HN_ROW);
+        const uint8_t *src = p.kv + (int64_t)page * p.page_stride + (int64_t)row * HN_ROW;
+        hd_mbar_expect_tx(landed, bytes);
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+                     "l"(src), "r"(bytes), "r"(landed) : "memory");
     } else {
         hd_mbar_arrive(landed); /* release: the ok flag above is seen with the phase */
     }
@@ -379,22 +393,21 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
         const int s = n % HN_STAGES;
         hd_mbar_wait(smem_u32(&sh->landed[s]), (uint32_t)((n / HN_STAGES) & 1));
         const uint8_t *raw = sm + HN_RAW0 + s * HN_STAGE;
-        const uint32_t rawa = sbase + HN_RAW0 + s * HN_STAGE;
         const int key0 = (sh->t_begin + n) * HN_KEYS;
         /* the scales of keys t0, t0 + 8 (zero where the key does not exist: NaN bytes never reach a product) */
         const int okm = sh->ok[s][0] | sh->ok[s][1] << 1 | sh->ok[s][2] << 2 | sh->ok[s][3] << 3; /* pages of the 16-key groups */
         const int v0 = key0 + t0 < seq && ((okm >> (t0 >> 4)) & 1), v1 = key0 + t0 + 8 < seq && ((okm >> ((t0 + 8) >> 4)) & 1);
-        float4 sc0 = *(const float4 *)(raw + HN_SCL + t0 * 16), sc1 = *(const float4 *)(raw + HN_SCL + (t0 + 8) * 16);
+        float4 sc0 = *(const float4 *)(raw + t0 * HN_ROW + HN_SCL), sc1 = *(const float4 *)(raw + (t0 + 8) * HN_ROW + HN_SCL);
         if (!v0) sc0 = make_float4(0.f, 0.f, 0.f, 0.f);
         if (!v1) sc1 = make_float4(0.f, 0.f, 0.f, 0.f);
 
-        /* S^T: four scale blocks from registers, the rope from shared memory */
+        /* S^T: four scale blocks and the rope, all from registers */
         float sa[5][8];
         uint32_t af[2][4][4];
 #pragma unroll
         for (int j = 0; j < 8; j++) {
-            const uint4 w0 = *(const uint4 *)(raw + j * 4096 + t0 * 64 + hn_sk(g, cq));
-            const uint4 w1 = *(const uint4 *)(raw + j * 4096 + (t0 + 8) * 64 + hn_sk(g, cq));
+            const uint4 w0 = *(const uint4 *)(raw + t0 * HN_ROW + 64 * j + 16 * cq);
+            const uint4 w1 = *(const uint4 *)(raw + (t0 + 8) * HN_ROW + 64 * j + 16 * cq);
             const uint32_t x0[4] = {w0.x, w0.y, w0.z, w0.w}, x1[4] = {w1.x, w1.y, w1.z, w1.w};
             if (j >= 2) HD_WGMMA_WAIT(1); /* chunk j - 2's wgmmas (this buffer) are done */
 #pragma unroll
@@ -404,14 +417,15 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
                 af[j & 1][kk][2] = hn_e4m3x2_hi(x0[kk]);
                 af[j & 1][kk][3] = hn_e4m3x2_hi(x1[kk]);
             }
+            uint32_t ar[4][4]; /* the rope (with the last chunk; its registers written before the fence) */
+            if (j == 7) hn_rope_frags(raw, t0, cq, ar);
             hd_wgmma_fence();
 #pragma unroll
             for (int kk = 0; kk < 4; kk++)
                 hn_mma_rs_h(sa[j >> 1], af[j & 1][kk], hd_desc(sbase + j * HN_QCH + 32 * kk, 16, 1024), (j & 1) | kk);
             if (j == 7) {
 #pragma unroll
-                for (int kk = 0; kk < 4; kk++)
-                    hn_mma_ss(sa[4], hd_desc(rawa + HN_ROPE + 32 * kk, 16, 1024), hd_desc(sbase + 8 * HN_QCH + 32 * kk, 16, 1024), kk);
+                for (int kk = 0; kk < 4; kk++) hn_mma_rs_b(sa[4], ar[kk], hd_desc(sbase + 8 * HN_QCH + 32 * kk, 16, 1024), kk);
             }
             hd_wgmma_commit();
         }
@@ -463,7 +477,7 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
                 for (int k = tid & 127; k < HN_KEYS * 32; k += 128) { /* 16-byte pieces: key k / 32, slot (k / 4) % 8 */
                     const int key = k >> 5, j = (k >> 2) & 7, q4 = k & 3;
                     if (key >= nval || !((okm >> (key >> 4)) & 1))
-                        *(uint4 *)(rw + j * 4096 + key * 64 + q4 * 16) = make_uint4(0u, 0u, 0u, 0u);
+                        *(uint4 *)(rw + key * HN_ROW + 64 * j + 16 * q4) = make_uint4(0u, 0u, 0u, 0u);
                 }
             }
         }
@@ -532,14 +546,14 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
 
         /* O^T += V^T P_b^T, V^T from registers: keys 16ks + 2cq (+1, +8, +9), columns 128b + 32w + 4g .. +3 */
         {
-            const int off = ((w >> 1) * 4096) + hn_vk(w, g, cq);
+            const int off = 32 * w + 4 * g;
             uint32_t va[2][2][4];
 #pragma unroll
             for (int it = 0; it < 16; it++) {
                 const int b = it >> 2, ks = it & 3;
-                const uint8_t *src = raw + (2 * b) * 4096 + off + (16 * ks + 2 * cq) * 64;
-                const uint32_t r0 = *(const uint32_t *)src, r1 = *(const uint32_t *)(src + 64);
-                const uint32_t r8 = *(const uint32_t *)(src + 512), r9 = *(const uint32_t *)(src + 576);
+                const uint8_t *src = raw + 128 * b + off + (16 * ks + 2 * cq) * HN_ROW;
+                const uint32_t r0 = *(const uint32_t *)src, r1 = *(const uint32_t *)(src + HN_ROW);
+                const uint32_t r8 = *(const uint32_t *)(src + 8 * HN_ROW), r9 = *(const uint32_t *)(src + 9 * HN_ROW);
                 const uint32_t a01 = hn_prmt(r0, r1, 0x5140u), b01 = hn_prmt(r0, r1, 0x7362u);
                 const uint32_t a89 = hn_prmt(r8, r9, 0x5140u), b89 = hn_prmt(r8, r9, 0x7362u);
                 if (it >= 2) HD_WGMMA_WAIT(1);
@@ -631,13 +645,13 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
 }
 
 /* ==== the 32-row kernel (w1): FP8-656 caches with more than 16 rows a request ===================
-   The 16-row kernel's structure (S^T = K Q^T, O^T = V^T P^T, raw ring by TMA, K and V from
+   The 16-row kernel's structure (S^T = K Q^T, O^T = V^T P^T, raw ring by bulk copies, K and V from
    registers, two consumers on alternate tiles) at N = 32, which doubles the tensor work per
    converted byte. O^T takes 128 registers a thread, so the 16-row kernel's per-block S accumulators
    and per-block P_b (8 P^T tiles) do not fit:
      S stays exact: K exact in f16 as before, each scale block's wgmmas into one accumulator that is
        folded into the f32 sum S with the exact scales once they are done (the next chunk's
-       conversion runs under them); the rope by a bf16 shared-memory wgmma against Q's rope times
+       conversion runs under them); the rope by a bf16 wgmma from registers against Q's rope times
        2^-qexp, added last. (A rounded f16 scale in K put S 2^-12 of its size off per block, lse by
        ~4e-3 at scores of ~20; two block accumulators spilled.)
      V carries the scales: per key k, e_k = floor(log2 max_b |s_kb|) (clamped to [-126, 126]); V of
@@ -670,14 +684,14 @@ MLA_DEV void hw_mma_h(float d[16], const uint32_t a[4], uint64_t db, int acc) {
           "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(acc));
 }
-MLA_DEV void hw_mma_ss(float d[16], uint64_t da, uint64_t db, int acc) {
+MLA_DEV void hw_mma_rs_b(float d[16], const uint32_t a[4], uint64_t db, int acc) { /* bf16, A from registers (the rope) */
     asm volatile(
-        "{\n .reg .pred p;\n setp.ne.b32 p, %18, 0;\n"
+        "{\n .reg .pred p;\n setp.ne.b32 p, %21, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
-        "%16, %17, p, 1, 1, 0, 0;\n}\n"
+        "{%16, %17, %18, %19}, %20, p, 1, 1, 0;\n}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
           "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-        : "l"(da), "l"(db), "r"(acc));
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(acc));
 }
 MLA_DEV uint32_t hw_hmul2(uint32_t a, uint32_t b) {
     uint32_t r;
@@ -741,11 +755,10 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_w1(const __gri
         const int s = n % HN_STAGES, par = (n >> 1) & 1;
         hd_mbar_wait(smem_u32(&sh->landed[s]), (uint32_t)((n / HN_STAGES) & 1));
         const uint8_t *raw = sm + HW_RAW0 + s * HN_STAGE;
-        const uint32_t rawa = sbase + HW_RAW0 + s * HN_STAGE;
         const int key0 = (sh->t_begin + n) * HN_KEYS;
         const int okm = sh->ok[s][0] | sh->ok[s][1] << 1 | sh->ok[s][2] << 2 | sh->ok[s][3] << 3; /* pages of the 16-key groups */
         const int v0 = key0 + t0 < seq && ((okm >> (t0 >> 4)) & 1), v1 = key0 + t0 + 8 < seq && ((okm >> ((t0 + 8) >> 4)) & 1);
-        float4 sc0 = *(const float4 *)(raw + HN_SCL + t0 * 16), sc1 = *(const float4 *)(raw + HN_SCL + (t0 + 8) * 16);
+        float4 sc0 = *(const float4 *)(raw + t0 * HN_ROW + HN_SCL), sc1 = *(const float4 *)(raw + (t0 + 8) * HN_ROW + HN_SCL);
         if (!v0) sc0 = make_float4(0.f, 0.f, 0.f, 0.f);
         if (!v1) sc1 = make_float4(0.f, 0.f, 0.f, 0.f);
         const int e0 = hw_kexp(sc0), e1 = hw_kexp(sc1);
@@ -762,15 +775,15 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_w1(const __gri
         /* S^T 2^-qexp = sum_b s_b(key) K_b Q_b^T + K_rope Q_rope^T: K_b (chunks 2b, 2b + 1) exact in f16
            from the raw bytes into one accumulator, folded into S with the exact f32 scales before the
            next block starts (the next chunk's conversion runs under the block's wgmmas); the rope by
-           a bf16 shared-memory wgmma, added last. (A rounded f16 scale in K was 2^-12 off per block:
+           a bf16 wgmma from registers, added last. (A rounded f16 scale in K was 2^-12 off per block:
            S off by 2^-12 of its size, lse by ~4e-3 at scores of ~20; two accumulators spilled.) */
         float sa[16], acc[16];
         uint32_t af[2][4][4];
 #pragma unroll
         for (int j = 0; j < 8; j++) {
             uint32_t(*A)[4] = af[j & 1];
-            const uint4 w0 = *(const uint4 *)(raw + j * 4096 + t0 * 64 + hn_sk(g, cq));
-            const uint4 w1 = *(const uint4 *)(raw + j * 4096 + (t0 + 8) * 64 + hn_sk(g, cq));
+            const uint4 w0 = *(const uint4 *)(raw + t0 * HN_ROW + 64 * j + 16 * cq);
+            const uint4 w1 = *(const uint4 *)(raw + (t0 + 8) * HN_ROW + 64 * j + 16 * cq);
             const uint32_t x0[4] = {w0.x, w0.y, w0.z, w0.w}, x1[4] = {w1.x, w1.y, w1.z, w1.w};
 #pragma unroll
             for (int kk = 0; kk < 4; kk++) {
@@ -795,11 +808,16 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_w1(const __gri
         hd_pin(acc, 16);
 #pragma unroll
         for (int k = 0; k < 16; k++) sa[k] += acc[k] * (((k >> 1) & 1) ? sc1.w : sc0.w);
-        hd_wgmma_fence();
+        {
+            uint32_t ar[4][4];
+            hn_rope_frags(raw, t0, cq, ar);
+            hd_wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < 4; kk++) hw_mma_ss(acc, hd_desc(rawa + HN_ROPE + 32 * kk, 16, 1024), hd_desc(sbase + 8 * HW_QCH + 32 * kk, 16, 1024), kk);
-        hd_wgmma_commit();
-        HD_WGMMA_WAIT(0);
+            for (int kk = 0; kk < 4; kk++) hw_mma_rs_b(acc, ar[kk], hd_desc(sbase + 8 * HW_QCH + 32 * kk, 16, 1024), kk);
+            hd_wgmma_commit();
+            HD_WGMMA_WAIT(0);
+            hd_pin(acc, 16);
+        }
         hd_pin(acc, 16);
 #pragma unroll
         for (int k = 0; k < 16; k++) sa[k] += acc[k];
@@ -836,7 +854,7 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_w1(const __gri
                 for (int k = tid & 127; k < HN_KEYS * 32; k += 128) {
                     const int key = k >> 5, j = (k >> 2) & 7, q4 = k & 3;
                     if (key >= nval || !((okm >> (key >> 4)) & 1))
-                        *(uint4 *)(rw + j * 4096 + key * 64 + q4 * 16) = make_uint4(0u, 0u, 0u, 0u);
+                        *(uint4 *)(rw + key * HN_ROW + 64 * j + 16 * q4) = make_uint4(0u, 0u, 0u, 0u);
                 }
             }
         }
@@ -892,15 +910,15 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_w1(const __gri
 
         /* O^T += V'^T P'^T: V' = f16(e4m3) * sv (keys 16ks + 2cq, +1 and +8, +9), columns 128b + 32w + 4g .. +3 */
         {
-            const int off = ((w >> 1) * 4096) + hn_vk(w, g, cq);
+            const int off = 32 * w + 4 * g;
             const uint16_t *svp = &sh->sv[c][par][0][0];
             uint32_t va[2][2][4];
 #pragma unroll
             for (int it = 0; it < 16; it++) {
                 const int b = it >> 2, ks = it & 3;
-                const uint8_t *src = raw + (2 * b) * 4096 + off + (16 * ks + 2 * cq) * 64;
-                const uint32_t r0 = *(const uint32_t *)src, r1 = *(const uint32_t *)(src + 64);
-                const uint32_t r8 = *(const uint32_t *)(src + 512), r9 = *(const uint32_t *)(src + 576);
+                const uint8_t *src = raw + 128 * b + off + (16 * ks + 2 * cq) * HN_ROW;
+                const uint32_t r0 = *(const uint32_t *)src, r1 = *(const uint32_t *)(src + HN_ROW);
+                const uint32_t r8 = *(const uint32_t *)(src + 8 * HN_ROW), r9 = *(const uint32_t *)(src + 9 * HN_ROW);
                 const uint32_t m01 = *(const uint32_t *)(svp + b * HN_KEYS + 16 * ks + 2 * cq);
                 const uint32_t m89 = *(const uint32_t *)(svp + b * HN_KEYS + 16 * ks + 2 * cq + 8);
                 const uint32_t a01 = hn_prmt(r0, r1, 0x5140u), b01 = hn_prmt(r0, r1, 0x7362u);

@@ -14,8 +14,7 @@
 /* Kernel parameters: sizes, then pointers (shape in the comment), strides, derived values. */
 typedef struct hd_params {
     CUtensorMap kv_map;         /* tma: the cache as [num_pages][page_size][576] bf16, box 64x64x1, 128B swizzle;
-                                   FP8: [num_pages][page_size][656] bytes, box 64x64x1 (one latent slot), no swizzle
-                                   (the raw-tile kernels: 64-byte swizzle) */
+                                   FP8: [num_pages][page_size][656] bytes, box 64x64x1 (one latent slot), no swizzle */
     CUtensorMap kv_map2;        /* FP8 tma: the same bytes, box 128x64x1 at column 528 (the rope), 128B swizzle */
     CUtensorMap kv_map3;        /* FP8 tma: the same bytes, box 16x64x1 at column 512 (the scales), no swizzle */
     CUtensorMap q_map;          /* q_tma: q as [T][H][576] bf16 (its strides), box 64 columns x 64 rows, 128B swizzle */
