@@ -14,7 +14,8 @@ if [ "${1:-}" != notest ]; then
 fi
 rm -f "$OUT/nb.txt"
 narrow=("h16 16K|--batch 128 --heads 16 --sq 1 --seqlen 16384" "h16 b=4 32K|--batch 4 --heads 16 --sq 1 --seqlen 32768"
-        "h8 4K|--batch 128 --heads 8 --sq 1 --seqlen 4096" "h16 page16|--batch 128 --heads 16 --sq 1 --seqlen 16384 --page-size 16")
+        "h8 4K|--batch 128 --heads 8 --sq 1 --seqlen 4096" "h16 page16|--batch 128 --heads 16 --sq 1 --seqlen 16384 --page-size 16"
+        "h16 page61|--batch 128 --heads 16 --sq 1 --seqlen 16384 --page-size 61" "h16 page1|--batch 128 --heads 16 --sq 1 --seqlen 16384 --page-size 1")
 wide=("h128 sq2 8K|--batch 128 --heads 128 --sq 2 --seqlen 8192" "h128 sq1 8K|--batch 128 --heads 128 --sq 1 --seqlen 8192"
       "h128 b=4 32K|--batch 4 --heads 128 --sq 1 --seqlen 32768" "h16 sq2 16K|--batch 128 --heads 16 --sq 2 --seqlen 16384"
       "h16 sq2 bf16p|--batch 128 --heads 16 --sq 2 --seqlen 16384 --precision bf16p"

@@ -737,21 +737,21 @@ static void run_fp8(h_rng *r) {
     }
 }
 
-/* The narrow kernel (16 rows a CTA, FP8 pages of multiples of 16): requests of at most 16 rows on
- * average. H x seq_len x page, causal with two tokens where 2 H <= 16, sinks, splits; scales not
+/* The narrow kernel (16 rows a CTA, FP8, any page size): requests of at most 16 rows on
+ * average. H x seq_len x page (pages of 1, 7 and 61 keys: up to 64 bulk copies a tile), causal with two tokens where 2 H <= 16, sinks, splits; scales not
  * powers of two (all, some tiles); q_len 0 and empty requests; an out-of-range page; padded
  * strides; one long request split many ways. NaN fills every unused byte of the pool. */
 static void run_narrow(h_rng *r) {
     static const int Hs[4] = {1, 4, 8, 16};
     static const int Ss[5] = {1, 63, 65, 1000, 4097};
-    static const int Ps[4] = {64, 16, 32, 128};
+    static const int Ps[6] = {64, 16, 61, 1, 32, 7};
     int k = 0;
     for (int hi = 0; hi < 4; hi++)
         for (int si = 0; si < 5; si++, k++) {
             const int H = Hs[hi], S = Ss[si];
-            if (g_quick && !((H == 16 && S == 1000) || (H == 8 && S == 65))) continue;
+            if (g_quick && !((H == 16 && S == 1000) || (H == 8 && S == 65) || (H == 4 && S == 1000))) continue; /* pages 64, 64, 61 */
             int q[2] = {H <= 8 && S >= 2 ? 2 : 1, (k % 3 == 1) ? 0 : 1}, s[2] = {S, S / 2 + 1};
-            hcase c = mk(H, Ps[k % 4], (k % 4) != 3, 2, q, s);
+            hcase c = mk(H, Ps[k % 6], (k % 4) != 3, 2, q, s);
             c.fp8 = 1; c.narrow = 16;
             c.sink_mode = (k % 3 == 0);
             c.nsplits = 2; c.splits[0] = 0; c.splits[1] = (k % 2) ? 1 : 7;
@@ -781,6 +781,8 @@ static void run_narrow(h_rng *r) {
         run_case(r, &c);
         c.page = 16;
         run_case(r, &c);
+        c.page = 61;
+        run_case(r, &c);
     }
     { /* padded strides, sinks of -inf / +inf */
         const int q[3] = {1, 1, 1}, s[3] = {129, 64, 700};
@@ -802,7 +804,7 @@ static void run_narrow(h_rng *r) {
     }
 }
 
-/* The 32-row raw-tile kernel (FP8 pages of multiples of 16, 17-32 rows a request on average, under
+/* The 32-row raw-tile kernel (FP8, any page size, 17-32 rows a request on average, under
  * MLA_PRECISION_BF16_P; forced here on every case, bf16p tolerances):
  * H x q_len x seq_len x page, causal, sinks, splits; scales not powers of two (all, some tiles) and
  * scales spread over many binades (per-key exponents); q_len 0 and empty requests; an out-of-range
@@ -812,14 +814,14 @@ static void run_wide(h_rng *r) {
     if (!ne) mla_cuda_decode_hopper_force_rows(3); /* more than 32 rows a request runs the 64-row kernels by default */
     static const int Hs[5] = {128, 64, 32, 20, 16};
     static const int Ss[4] = {3, 63, 1000, 4097};
-    static const int Ps[4] = {64, 16, 32, 128};
+    static const int Ps[6] = {64, 16, 61, 128, 32, 7};
     int k = 0;
     for (int hi = 0; hi < 5; hi++)
         for (int si = 0; si < 4; si++, k++) {
             const int H = Hs[hi], S = Ss[si];
             if (g_quick && !((H == 128 && S == 1000) || (H == 20 && S == 63))) continue;
             int q[2] = {H == 16 ? 2 : 1 + (k % 3), (k % 3 == 1 && H > 16) ? 0 : 2}, s[2] = {S, S / 2 + 2};
-            hcase c = mk(H, Ps[k % 4], (k % 4) != 3, 2, q, s);
+            hcase c = mk(H, Ps[k % 6], (k % 4) != 3, 2, q, s);
             c.fp8 = 1; c.narrow = 32; c.p1 = 1;
             c.sink_mode = (k % 3 == 0);
             c.nsplits = 2; c.splits[0] = 0; c.splits[1] = (k % 2) ? 1 : 7;
@@ -859,6 +861,8 @@ static void run_wide(h_rng *r) {
         c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
         run_case(r, &c);
         c.page = 16;
+        run_case(r, &c);
+        c.page = 61;
         run_case(r, &c);
     }
     { /* padded strides, sinks of -inf / +inf */

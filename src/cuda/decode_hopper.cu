@@ -2868,7 +2868,7 @@ static int hd_narrow(const mla_decode_args *a, int dbg) {
         env = e ? atoi(e) : 1;
     }
     const int mode = hd_raw_force >= 0 ? hd_raw_force : env;
-    if (mode == 0 || dbg || a->cache.format != MLA_KV_FP8 || a->cache.page_size % 16 != 0) return 0;
+    if (mode == 0 || dbg || a->cache.format != MLA_KV_FP8) return 0;
     if (mode == 2) return 16;
     if (mode == 3) return 32;
     const int64_t th = (int64_t)a->num_tokens * a->num_heads, b = a->batch.num_requests;

@@ -33,9 +33,9 @@
    Work unit (one CTA, 384 threads): 16 rows of ONE request (row R = i*H + h, as decode_hopper.cu,
    blocks of 16: slot g_b = floor(q_offsets[b]*H/16) + b, grid.x = floor(T*H/16) + B) x split y of
    its 64-key tiles (grid.y, the uniform layout: partials go to the same workspace and combine).
-   Warpgroup 2 = producer (its warp 8 works): lanes 0 .. 64/box - 1 each issue one sub-block of a
-   tile (box = min(page, 64) keys: one bulk copy of box x 656 contiguous bytes, the cache's rows as
-   they are) into stage n % 4 once its last reader freed it.
+   Warpgroup 2 = producer (its warp 8 works): its lanes issue a tile into stage n % 4 once its last
+   reader freed it, one bulk copy of the cache's contiguous 656-byte rows per page piece (any page
+   size: pages of one key make 64 pieces, two a lane), and a bit per key whose page exists.
    Warpgroups 0, 1 = consumers c: tiles n = c, c + 2, ...; per tile:
      S^T[64 keys x 16 rows] = sum_b s_b(key) * 2^qexp K_b Q_b^T + K_rope Q_rope^T: K_b (latent
        columns 128b..128b+127, raw e4m3) from registers (m64n16k16 f16, the A fragment loaded 16
@@ -91,13 +91,13 @@
 typedef struct hn_small {
     uint64_t landed[HN_STAGES];  /* raw tile landed: one arrival per issuing lane (+ tx bytes) */
     uint64_t empty[HN_STAGES];   /* its consumer is done reading it: one arrival per thread (128) */
+    uint64_t okm[HN_STAGES];     /* per stage, bit k: key k's page exists (its row was loaded) */
     uint64_t done0, oxready;     /* the end: consumer 0 done with its tiles; consumer 1's O^T handed over (128 each) */
     float red[2][2][4][HN_RMAX]; /* per consumer, tile parity, warp: the warp's max per row */
     float lsum[2][4][HN_RMAX];   /* per consumer, warp: row sums at the end */
     float smx[2][2][4];          /* per consumer, tile parity, warp: max |scale| of the warp's 16 keys */
     float mx[HN_RMAX], lx[HN_RMAX]; /* consumer 1's max and sums for the merge */
     int32_t cx;                  /* consumer 1's scale exponent C */
-    int32_t ok[HN_STAGES][4];    /* per stage, 16-key group: 1 = its page exists (the keys were loaded) */
     uint32_t qmax[HN_RMAX];      /* per row: max |q| over the latent columns (f32 bits) */
     int32_t qexp[HN_RMAX];       /* per row: Q's latent columns are stored as f16(q 2^-qexp) */
     int32_t kend[HN_RMAX];       /* 32-row kernel: per row, its key limit (causal) */
@@ -240,24 +240,42 @@ MLA_DEV int hn_find_job(const hd_params &p, hn_small *sh, const int NR) {
     return 1;
 }
 
-/* Producer lane l < 64 / box: sub-block l of tile n (keys key0 + l box ..) into stage n % 4 of the
- * raw ring at sbase + raw0. */
-MLA_DEV void hn_issue(const hd_params &p, const hn_small *sh, uint32_t sbase, uint32_t raw0, uint32_t landed, int n, int l, int32_t *okp) {
-    const int box = p.box, key0 = (sh->t_begin + n) * HN_KEYS + l * box;
-    const int s = n % HN_STAGES;
-    int32_t page = -1;
-    if (key0 < sh->seq) page = p.bt[(int64_t)sh->b * p.bt_stride + key0 / p.page_size];
-    const int ok = page >= 0 && page < p.num_pages;
-    for (int g = l * box / 16; g < (l + 1) * box / 16; g++) okp[g] = ok;
-    if (ok) {
-        const int row = key0 % p.page_size;
-        const uint32_t dst = sbase + raw0 + s * HN_STAGE + l * box * HN_ROW, bytes = (uint32_t)(box * HN_ROW);
-        const uint8_t *src = p.kv + (int64_t)page * p.page_stride + (int64_t)row * HN_ROW;
-        hd_mbar_expect_tx(landed, bytes);
+/* Producer warp 8, lane l: tile n's keys (up to seq_len) into stage n % 4 of the raw ring at sbase +
+ * raw0, one bulk copy of the cache's contiguous 656-byte rows per page piece: lane l takes pieces l
+ * and l + 32 (a 64-key tile has at most 64: pages of one key). Every lane arrives once on landed,
+ * expecting its bytes; lane 0 first writes sh->okm[s], a bit per key whose page exists (in range). */
+MLA_DEV void hn_issue(const hd_params &p, hn_small *sh, uint32_t sbase, uint32_t raw0, uint32_t landed, int n, int l) {
+    const int ps = p.page_size, k0 = (sh->t_begin + n) * HN_KEYS, s = n % HN_STAGES;
+    const int ke = k0 + HN_KEYS < sh->seq ? k0 + HN_KEYS : sh->seq;
+    const int p0 = k0 / ps, np = k0 < ke ? (ke - 1) / ps - p0 + 1 : 0;
+    int32_t pg[2];
+    int lo[2], cnt[2];
+    uint64_t bits = 0;
+    uint32_t bytes = 0;
+#pragma unroll
+    for (int u = 0; u < 2; u++) {
+        const int pi = l + 32 * u;
+        pg[u] = -1; lo[u] = 0; cnt[u] = 0;
+        if (pi < np) {
+            const int a = k0 > (p0 + pi) * ps ? k0 : (p0 + pi) * ps, b = ke < (p0 + pi + 1) * ps ? ke : (p0 + pi + 1) * ps;
+            const int32_t page = p.bt[(int64_t)sh->b * p.bt_stride + p0 + pi];
+            if (page >= 0 && page < p.num_pages) {
+                pg[u] = page; lo[u] = a; cnt[u] = b - a;
+                bytes += (uint32_t)((b - a) * HN_ROW);
+                bits |= (b - a == 64 ? ~0ull : ((1ull << (b - a)) - 1ull)) << (a - k0);
+            }
+        }
+    }
+    const uint32_t blo = __reduce_or_sync(0xffffffffu, (uint32_t)bits), bhi = __reduce_or_sync(0xffffffffu, (uint32_t)(bits >> 32));
+    if (l == 0) sh->okm[s] = (uint64_t)bhi << 32 | blo;
+    hd_mbar_expect_tx(landed, bytes); /* arrive (release: okm above) and expect this lane's bytes */
+#pragma unroll
+    for (int u = 0; u < 2; u++) {
+        if (pg[u] < 0) continue;
+        const uint32_t dst = sbase + raw0 + s * HN_STAGE + (lo[u] - k0) * HN_ROW, nb = (uint32_t)(cnt[u] * HN_ROW);
+        const uint8_t *src = p.kv + (int64_t)pg[u] * p.page_stride + (int64_t)(lo[u] % ps) * HN_ROW;
         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
-                     "l"(src), "r"(bytes), "r"(landed) : "memory");
-    } else {
-        hd_mbar_arrive(landed); /* release: the ok flag above is seen with the phase */
+                     "l"(src), "r"(nb), "r"(landed) : "memory");
     }
 }
 
@@ -267,7 +285,7 @@ MLA_DEV int hn_start(const hd_params &p, hn_small *sh, const int NR) {
     if (threadIdx.x == 0) {
         sh->job_ok = hn_find_job(p, sh, NR);
         for (int s = 0; s < HN_STAGES; s++) {
-            hd_mbar_init(smem_u32(&sh->landed[s]), (uint32_t)(HN_KEYS / p.box));
+            hd_mbar_init(smem_u32(&sh->landed[s]), 32u); /* the producer warp's lanes */
             hd_mbar_init(smem_u32(&sh->empty[s]), 128u);
         }
         hd_mbar_init(smem_u32(&sh->done0), 128u);
@@ -278,15 +296,15 @@ MLA_DEV int hn_start(const hd_params &p, hn_small *sh, const int NR) {
     return sh->job_ok;
 }
 /* The producer warpgroup (threads 256..383): gives its registers back; its first warp issues every
- * tile into the raw ring at sbase + raw0 (lane l: sub-block l), each stage once its reader freed it. */
+ * tile into the raw ring at sbase + raw0 (hn_issue), each stage once its reader freed it. */
 MLA_DEV void hn_produce(const hd_params &p, hn_small *sh, uint32_t sbase, uint32_t raw0, int tid) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(HN_PRODUCER_REGS));
     const int l = tid & 31, nt = sh->nt;
-    if (tid < 288 && l < HN_KEYS / p.box) {
+    if (tid < 288) {
         for (int n = 0; n < nt; n++) {
             const int s = n % HN_STAGES;
             if (n >= HN_STAGES) hd_mbar_wait(smem_u32(&sh->empty[s]), (uint32_t)((n / HN_STAGES - 1) & 1));
-            hn_issue(p, sh, sbase, raw0, smem_u32(&sh->landed[s]), n, l, sh->ok[s]);
+            hn_issue(p, sh, sbase, raw0, smem_u32(&sh->landed[s]), n, l);
         }
     }
 }
@@ -395,8 +413,8 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
         const uint8_t *raw = sm + HN_RAW0 + s * HN_STAGE;
         const int key0 = (sh->t_begin + n) * HN_KEYS;
         /* the scales of keys t0, t0 + 8 (zero where the key does not exist: NaN bytes never reach a product) */
-        const int okm = sh->ok[s][0] | sh->ok[s][1] << 1 | sh->ok[s][2] << 2 | sh->ok[s][3] << 3; /* pages of the 16-key groups */
-        const int v0 = key0 + t0 < seq && ((okm >> (t0 >> 4)) & 1), v1 = key0 + t0 + 8 < seq && ((okm >> ((t0 + 8) >> 4)) & 1);
+        const uint64_t okm = sh->okm[s]; /* keys whose page exists */
+        const int v0 = key0 + t0 < seq && ((okm >> t0) & 1), v1 = key0 + t0 + 8 < seq && ((okm >> (t0 + 8)) & 1);
         float4 sc0 = *(const float4 *)(raw + t0 * HN_ROW + HN_SCL), sc1 = *(const float4 *)(raw + (t0 + 8) * HN_ROW + HN_SCL);
         if (!v0) sc0 = make_float4(0.f, 0.f, 0.f, 0.f);
         if (!v1) sc1 = make_float4(0.f, 0.f, 0.f, 0.f);
@@ -472,11 +490,11 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
            P.V loads. */
         {
             const int nval = seq - key0;
-            if (nval < HN_KEYS || okm != 15) {
+            if (nval < HN_KEYS || okm != ~0ull) {
                 uint8_t *rw = sm + HN_RAW0 + s * HN_STAGE;
                 for (int k = tid & 127; k < HN_KEYS * 32; k += 128) { /* 16-byte pieces: key k / 32, slot (k / 4) % 8 */
                     const int key = k >> 5, j = (k >> 2) & 7, q4 = k & 3;
-                    if (key >= nval || !((okm >> (key >> 4)) & 1))
+                    if (key >= nval || !((okm >> key) & 1))
                         *(uint4 *)(rw + key * HN_ROW + 64 * j + 16 * q4) = make_uint4(0u, 0u, 0u, 0u);
                 }
             }
@@ -756,8 +774,8 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_w1(const __gri
         hd_mbar_wait(smem_u32(&sh->landed[s]), (uint32_t)((n / HN_STAGES) & 1));
         const uint8_t *raw = sm + HW_RAW0 + s * HN_STAGE;
         const int key0 = (sh->t_begin + n) * HN_KEYS;
-        const int okm = sh->ok[s][0] | sh->ok[s][1] << 1 | sh->ok[s][2] << 2 | sh->ok[s][3] << 3; /* pages of the 16-key groups */
-        const int v0 = key0 + t0 < seq && ((okm >> (t0 >> 4)) & 1), v1 = key0 + t0 + 8 < seq && ((okm >> ((t0 + 8) >> 4)) & 1);
+        const uint64_t okm = sh->okm[s]; /* keys whose page exists */
+        const int v0 = key0 + t0 < seq && ((okm >> t0) & 1), v1 = key0 + t0 + 8 < seq && ((okm >> (t0 + 8)) & 1);
         float4 sc0 = *(const float4 *)(raw + t0 * HN_ROW + HN_SCL), sc1 = *(const float4 *)(raw + (t0 + 8) * HN_ROW + HN_SCL);
         if (!v0) sc0 = make_float4(0.f, 0.f, 0.f, 0.f);
         if (!v1) sc1 = make_float4(0.f, 0.f, 0.f, 0.f);
@@ -849,11 +867,11 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_w1(const __gri
         /* keys that do not exist: latent bytes zeroed before P.V (f16 keeps e4m3 NaN; 0 * NaN) */
         {
             const int nval = seq - key0;
-            if (nval < HN_KEYS || okm != 15) {
+            if (nval < HN_KEYS || okm != ~0ull) {
                 uint8_t *rw = sm + HW_RAW0 + s * HN_STAGE;
                 for (int k = tid & 127; k < HN_KEYS * 32; k += 128) {
                     const int key = k >> 5, j = (k >> 2) & 7, q4 = k & 3;
-                    if (key >= nval || !((okm >> (key >> 4)) & 1))
+                    if (key >= nval || !((okm >> key) & 1))
                         *(uint4 *)(rw + key * HN_ROW + 64 * j + 16 * q4) = make_uint4(0u, 0u, 0u, 0u);
                 }
             }
