@@ -103,7 +103,7 @@ if [ "$what" = pages ] || [ "$what" = all ]; then
     for ps in 64 32 16 48 61; do
       bench "$f page=$ps 8K" X=1 -- --format $f --batch 128 --heads 128 --sq 2 --seqlen 8192 --page-size $ps
     done
-    for ps in 64 32 16; do
+    for ps in 64 32 16 61; do
       bench "$f page=$ps h16 16K" X=1 -- --format $f --batch 128 --heads 16 --sq 1 --seqlen 16384 --page-size $ps
     done
   done
