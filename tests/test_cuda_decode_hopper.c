@@ -737,6 +737,16 @@ static void run_fp8(h_rng *r) {
     }
 }
 
+/* an out-of-range page (c.bad_page) on pages of 64 keys (one copy a tile), 16 (four) and 61 (pieces
+ * that straddle tiles) */
+static void run_bad_page(h_rng *r, hcase c) {
+    static const int ps[3] = {64, 16, 61};
+    for (int i = 0; i < 3; i++) {
+        c.page = ps[i];
+        run_case(r, &c);
+    }
+}
+
 /* The narrow kernel (16 rows a CTA, FP8, any page size): requests of at most 16 rows on
  * average. H x seq_len x page (pages of 1, 7 and 61 keys: up to 64 bulk copies a tile), causal with two tokens where 2 H <= 16, sinks, splits; scales not
  * powers of two (all, some tiles); q_len 0 and empty requests; an out-of-range page; padded
@@ -778,11 +788,7 @@ static void run_narrow(h_rng *r) {
         c = mk(16, 64, 1, 2, q2, s2);
         c.fp8 = 1; c.narrow = 16; c.bad_page = 1;
         c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
-        run_case(r, &c);
-        c.page = 16;
-        run_case(r, &c);
-        c.page = 61;
-        run_case(r, &c);
+        run_bad_page(r, c);
     }
     { /* padded strides, sinks of -inf / +inf */
         const int q[3] = {1, 1, 1}, s[3] = {129, 64, 700};
@@ -859,11 +865,7 @@ static void run_wide(h_rng *r) {
         c = mk(128, 64, 1, 2, q2, s2);
         c.fp8 = 1; c.narrow = 32; c.p1 = 1; c.bad_page = 1;
         c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
-        run_case(r, &c);
-        c.page = 16;
-        run_case(r, &c);
-        c.page = 61;
-        run_case(r, &c);
+        run_bad_page(r, c);
     }
     { /* padded strides, sinks of -inf / +inf */
         const int q[3] = {2, 1, 2}, s[3] = {129, 64, 700};

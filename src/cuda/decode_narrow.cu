@@ -356,6 +356,51 @@ MLA_DEV float hn_sum_g(float v) {
     v += __shfl_xor_sync(0xffffffffu, v, 8);
     return v + __shfl_xor_sync(0xffffffffu, v, 16);
 }
+/* The end's first half, both kernels (this thread's NQ rows: qi -> row 8 (qi >> 1) + 2cq + (qi & 1)):
+ * each consumer's row sums over its four warps into lrow; consumer 0 then marks done0 (it no longer
+ * reads the raw ring), and consumer 1 waits for that and leaves its max and sums in sh for the merge
+ * (its O^T, laid out per kernel, follows; then oxready). */
+MLA_DEV void hn_sum_rows(hn_small *sh, int c, int w, int g, int cq, const int NQ, const float *mrow, float *lrow) {
+#pragma unroll
+    for (int qi = 0; qi < NQ; qi++) {
+        const float v = hn_sum_g(lrow[qi]);
+        if (g == 0) sh->lsum[c][w][8 * (qi >> 1) + 2 * cq + (qi & 1)] = v;
+    }
+    /* hand-over through mbarriers (racecheck does not credit bar.sync 3, 256 between the consumers) */
+    if (c == 0) hd_mbar_arrive(smem_u32(&sh->done0));
+    HD_BAR_R(1 + c, 128); /* lsum of this consumer */
+#pragma unroll
+    for (int qi = 0; qi < NQ; qi++) {
+        const int q = 8 * (qi >> 1) + 2 * cq + (qi & 1);
+        lrow[qi] = sh->lsum[c][0][q] + sh->lsum[c][1][q] + sh->lsum[c][2][q] + sh->lsum[c][3][q];
+    }
+    if (c == 1) {
+        hd_mbar_wait(smem_u32(&sh->done0), 0u);
+        if (w == 0 && g == 0)
+#pragma unroll
+            for (int qi = 0; qi < NQ; qi++) {
+                const int q = 8 * (qi >> 1) + 2 * cq + (qi & 1);
+                sh->mx[q] = mrow[qi];
+                sh->lx[q] = lrow[qi];
+            }
+    }
+}
+/* The end's last step (consumer 0): this thread's NQ rows of the merged O^T (o[8][KS], S^T
+ * accumulator order) to hn_store_row. */
+MLA_DEV void hn_store_rows(const hd_params &p, const hn_small *sh, int w, int g, int cq, const int NQ, const float *o,
+                           const int KS, const float *lse2) {
+#pragma unroll
+    for (int qi = 0; qi < NQ; qi++) {
+        const int k0 = ((qi >> 1) << 2) | (qi & 1); /* o[m][k0]: column +0 (row g), o[m][k0 + 2]: +1 (row g + 8) */
+        float v[16];
+#pragma unroll
+        for (int b = 0; b < 4; b++) {
+            v[4 * b] = o[(2 * b) * KS + k0]; v[4 * b + 1] = o[(2 * b) * KS + k0 + 2];
+            v[4 * b + 2] = o[(2 * b + 1) * KS + k0]; v[4 * b + 3] = o[(2 * b + 1) * KS + k0 + 2];
+        }
+        hn_store_row(p, sh, 8 * (qi >> 1) + 2 * cq + (qi & 1), w, g, v, lse2[qi]);
+    }
+}
 
 __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __grid_constant__ hd_params p) {
     extern __shared__ uint8_t hn_smem_raw[];
@@ -596,38 +641,16 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
     }
 
     /* ---- row sums across the warpgroup; consumer 1 hands over; consumer 0 writes ---- */
-#pragma unroll
-    for (int qi = 0; qi < 4; qi++) {
-        const float v = hn_sum_g(lrow[qi]);
-        if (g == 0) sh->lsum[c][w][8 * (qi >> 1) + 2 * cq + (qi & 1)] = v;
-    }
-    /* hand-over through mbarriers (racecheck does not credit bar.sync 3, 256 between the consumers):
-       consumer 0 is done reading stage 0 (every tile consumed, nothing in flight) -> consumer 1
-       writes its O^T, max, sums and exponent there -> consumer 0 reads them */
-    if (c == 0) hd_mbar_arrive(smem_u32(&sh->done0));
-    HD_BAR_R(1 + c, 128); /* lsum of this consumer */
+    /* consumer 0 is done reading stage 0 (every tile consumed, nothing in flight) -> consumer 1 writes
+       its O^T, max, sums and exponent there -> consumer 0 reads them */
+    hn_sum_rows(sh, c, w, g, cq, 4, mrow, lrow);
     float *ox = (float *)(sm + HN_RAW0);
-#pragma unroll
-    for (int qi = 0; qi < 4; qi++) {
-        const int q = 8 * (qi >> 1) + 2 * cq + (qi & 1);
-        lrow[qi] = sh->lsum[c][0][q] + sh->lsum[c][1][q] + sh->lsum[c][2][q] + sh->lsum[c][3][q];
-    }
     if (c == 1) {
-        hd_mbar_wait(smem_u32(&sh->done0), 0u);
-        if (w == 0 && g == 0)
-#pragma unroll
-            for (int qi = 0; qi < 4; qi++) {
-                const int q = 8 * (qi >> 1) + 2 * cq + (qi & 1);
-                sh->mx[q] = mrow[qi];
-                sh->lx[q] = lrow[qi];
-            }
         if (tid == 128) sh->cx = cexp;
 #pragma unroll
         for (int m = 0; m < 8; m++)
             *(float4 *)(ox + ((m * 2) * 128 + (tid - 128)) * 4) = make_float4(o[m][0], o[m][1], o[m][2], o[m][3]),
             *(float4 *)(ox + ((m * 2 + 1) * 128 + (tid - 128)) * 4) = make_float4(o[m][4], o[m][5], o[m][6], o[m][7]);
-    }
-    if (c == 1) {
         hd_mbar_arrive(smem_u32(&sh->oxready));
         return;
     }
@@ -649,17 +672,7 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
             o[m][k] = (o[m][k] * f0[qi] + o1[k] * f1[qi]) * scl[qi];
         }
     }
-#pragma unroll
-    for (int qi = 0; qi < 4; qi++) {
-        const int k0 = ((qi >> 1) << 2) | (qi & 1); /* o[m][k0]: row g (column +0), o[m][k0 + 2]: row g + 8 (+1) */
-        float v[16];
-#pragma unroll
-        for (int b = 0; b < 4; b++) {
-            v[4 * b] = o[2 * b][k0]; v[4 * b + 1] = o[2 * b][k0 + 2];
-            v[4 * b + 2] = o[2 * b + 1][k0]; v[4 * b + 3] = o[2 * b + 1][k0 + 2];
-        }
-        hn_store_row(p, sh, 8 * (qi >> 1) + 2 * cq + (qi & 1), w, g, v, lse2[qi]);
-    }
+    hn_store_rows(p, sh, w, g, cq, 4, &o[0][0], 8, lse2);
 }
 
 /* ==== the 32-row kernel (w1): FP8-656 caches with more than 16 rows a request ===================
@@ -963,28 +976,9 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_w1(const __gri
     }
 
     /* ---- row sums across the warpgroup; consumer 1 hands over; consumer 0 writes ---- */
-#pragma unroll
-    for (int qi = 0; qi < 8; qi++) {
-        const float v = hn_sum_g(lrow[qi]);
-        if (g == 0) sh->lsum[c][w][8 * (qi >> 1) + 2 * cq + (qi & 1)] = v;
-    }
-    if (c == 0) hd_mbar_arrive(smem_u32(&sh->done0));
-    HD_BAR_R(1 + c, 128); /* lsum of this consumer */
+    hn_sum_rows(sh, c, w, g, cq, 8, mrow, lrow);
     float *ox = (float *)(sm + HW_RAW0); /* stages 0-1 */
-#pragma unroll
-    for (int qi = 0; qi < 8; qi++) {
-        const int q = 8 * (qi >> 1) + 2 * cq + (qi & 1);
-        lrow[qi] = sh->lsum[c][0][q] + sh->lsum[c][1][q] + sh->lsum[c][2][q] + sh->lsum[c][3][q];
-    }
     if (c == 1) {
-        hd_mbar_wait(smem_u32(&sh->done0), 0u);
-        if (w == 0 && g == 0)
-#pragma unroll
-            for (int qi = 0; qi < 8; qi++) {
-                const int q = 8 * (qi >> 1) + 2 * cq + (qi & 1);
-                sh->mx[q] = mrow[qi];
-                sh->lx[q] = lrow[qi];
-            }
 #pragma unroll
         for (int m = 0; m < 8; m++)
 #pragma unroll
@@ -1010,17 +1004,7 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_w1(const __gri
                 o[m][k] = (o[m][k] * fa[qi] + o1[kk] * fb[qi]) * scl[qi];
             }
         }
-#pragma unroll
-    for (int qi = 0; qi < 8; qi++) {
-        const int k0 = ((qi >> 1) << 2) | (qi & 1); /* o[m][k0]: column +0 (row g), o[m][k0 + 2]: +1 (row g + 8) */
-        float v[16];
-#pragma unroll
-        for (int b = 0; b < 4; b++) {
-            v[4 * b] = o[2 * b][k0]; v[4 * b + 1] = o[2 * b][k0 + 2];
-            v[4 * b + 2] = o[2 * b + 1][k0]; v[4 * b + 3] = o[2 * b + 1][k0 + 2];
-        }
-        hn_store_row(p, sh, 8 * (qi >> 1) + 2 * cq + (qi & 1), w, g, v, lse2[qi]);
-    }
+    hn_store_rows(p, sh, w, g, cq, 8, &o[0][0], 16, lse2);
 }
 
 void hn_launch(const hd_params *p, int rows, cudaStream_t stream) {
