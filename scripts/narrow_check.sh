@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The raw-tile FP8 decode kernels (src/cuda/decode_narrow.cu: 16 and 32 rows a CTA) on the GPU machine
+# The raw-tile FP8 decode kernels (src/cuda/decode_narrow.cu: 16, 32 and 64 rows a CTA) on the GPU machine
 # in one call: build, test_cuda_decode_hopper (all of it), then FP8 shapes under each MLA_HD_NARROW
 # value of VALS (default "1 0": the automatic choice against the 64-row kernel), ROUNDS rounds
 # (default 2), medians last (TFLOPS and GB/s).
@@ -16,7 +16,13 @@ rm -f "$OUT/nb.txt"
 narrow=("h16 16K|--batch 128 --heads 16 --sq 1 --seqlen 16384" "h16 b=4 32K|--batch 4 --heads 16 --sq 1 --seqlen 32768"
         "h8 4K|--batch 128 --heads 8 --sq 1 --seqlen 4096" "h16 page16|--batch 128 --heads 16 --sq 1 --seqlen 16384 --page-size 16"
         "h16 page61|--batch 128 --heads 16 --sq 1 --seqlen 16384 --page-size 61" "h16 page1|--batch 128 --heads 16 --sq 1 --seqlen 16384 --page-size 1")
-wide=("h128 sq2 8K|--batch 128 --heads 128 --sq 2 --seqlen 8192" "h128 sq1 8K|--batch 128 --heads 128 --sq 1 --seqlen 8192"
+wide=("h128 sq2 8K bf16p|--batch 128 --heads 128 --sq 2 --seqlen 8192 --precision bf16p"
+      "h128 sq2 4K bf16p|--batch 128 --heads 128 --sq 2 --seqlen 4096 --precision bf16p"
+      "h128 sq2 32K bf16p|--batch 128 --heads 128 --sq 2 --seqlen 32768 --precision bf16p"
+      "h128 sq1 bf16p|--batch 128 --heads 128 --sq 1 --seqlen 8192 --precision bf16p"
+      "h128 b=4 bf16p|--batch 4 --heads 128 --sq 1 --seqlen 32768 --precision bf16p"
+      "h64 sq1 bf16p|--batch 128 --heads 64 --sq 1 --seqlen 8192 --precision bf16p"
+      "h128 sq2 8K|--batch 128 --heads 128 --sq 2 --seqlen 8192" "h128 sq1 8K|--batch 128 --heads 128 --sq 1 --seqlen 8192"
       "h128 b=4 32K|--batch 4 --heads 128 --sq 1 --seqlen 32768" "h16 sq2 16K|--batch 128 --heads 16 --sq 2 --seqlen 16384"
       "h16 sq2 bf16p|--batch 128 --heads 16 --sq 2 --seqlen 16384 --precision bf16p"
       "h32 sq1 bf16p|--batch 128 --heads 32 --sq 1 --seqlen 16384 --precision bf16p"

@@ -810,14 +810,14 @@ static void run_narrow(h_rng *r) {
     }
 }
 
-/* The 32-row raw-tile kernel (FP8, any page size, 17-32 rows a request on average, under
- * MLA_PRECISION_BF16_P; forced here on every case, bf16p tolerances):
+/* The 32- and 64-row raw-tile kernels (FP8, any page size, MLA_PRECISION_BF16_P; 17-32 and more
+ * rows a request on average; forced here on every case (rows = 32 or 64), bf16p tolerances):
  * H x q_len x seq_len x page, causal, sinks, splits; scales not powers of two (all, some tiles) and
  * scales spread over many binades (per-key exponents); q_len 0 and empty requests; an out-of-range
  * page; padded strides; partial row blocks (H 20, 48, q_len 3). NaN fills every unused byte. */
-static void run_wide(h_rng *r) {
+static void run_wide(h_rng *r, const int rows) {
     const char *ne = getenv("MLA_HD_NARROW");
-    if (!ne) mla_cuda_decode_hopper_force_rows(3); /* more than 32 rows a request runs the 64-row kernels by default */
+    if (!ne) mla_cuda_decode_hopper_force_rows(rows == 64 ? 4 : 3);
     static const int Hs[5] = {128, 64, 32, 20, 16};
     static const int Ss[4] = {3, 63, 1000, 4097};
     static const int Ps[6] = {64, 16, 61, 128, 32, 7};
@@ -828,7 +828,7 @@ static void run_wide(h_rng *r) {
             if (g_quick && !((H == 128 && S == 1000) || (H == 20 && S == 63))) continue;
             int q[2] = {H == 16 ? 2 : 1 + (k % 3), (k % 3 == 1 && H > 16) ? 0 : 2}, s[2] = {S, S / 2 + 2};
             hcase c = mk(H, Ps[k % 6], (k % 4) != 3, 2, q, s);
-            c.fp8 = 1; c.narrow = 32; c.p1 = 1;
+            c.fp8 = 1; c.narrow = rows; c.p1 = 1;
             c.sink_mode = (k % 3 == 0);
             c.nsplits = 2; c.splits[0] = 0; c.splits[1] = (k % 2) ? 1 : 7;
             run_case(r, &c);
@@ -836,7 +836,7 @@ static void run_wide(h_rng *r) {
     { /* scales not powers of two everywhere; then in tiles 5, 6 only; causal s_q = 2 */
         const int q[2] = {2, 2}, s[2] = {1000, 130};
         hcase c = mk(64, 64, 1, 2, q, s);
-        c.fp8 = 1; c.narrow = 32; c.p1 = 1; c.scales = 1; c.sink_mode = 1; c.causal = 1;
+        c.fp8 = 1; c.narrow = rows; c.p1 = 1; c.scales = 1; c.sink_mode = 1; c.causal = 1;
         c.nsplits = 3; c.splits[0] = 1; c.splits[1] = 3; c.splits[2] = 0;
         run_case(r, &c);
         c.scales = 2; c.x_tile = 5; c.page = 16; c.twice = 1;
@@ -858,19 +858,19 @@ static void run_wide(h_rng *r) {
     { /* ragged with q_len 0 and empty requests; an out-of-range page (64- and 16-row boxes) */
         const int q[5] = {2, 0, 1, 3, 2}, s[5] = {70, 0, 1, 300, 0};
         hcase c = mk(48, 64, 1, 5, q, s);
-        c.fp8 = 1; c.narrow = 32; c.p1 = 1; c.sink_mode = 1;
+        c.fp8 = 1; c.narrow = rows; c.p1 = 1; c.sink_mode = 1;
         c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
         run_case(r, &c);
         const int q2[2] = {1, 1}, s2[2] = {1000, 130};
         c = mk(128, 64, 1, 2, q2, s2);
-        c.fp8 = 1; c.narrow = 32; c.p1 = 1; c.bad_page = 1;
+        c.fp8 = 1; c.narrow = rows; c.p1 = 1; c.bad_page = 1;
         c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
         run_bad_page(r, c);
     }
     { /* padded strides, sinks of -inf / +inf */
         const int q[3] = {2, 1, 2}, s[3] = {129, 64, 700};
         hcase c = mk(32, 64, 1, 3, q, s);
-        c.fp8 = 1; c.narrow = 32; c.p1 = 1;
+        c.fp8 = 1; c.narrow = rows; c.p1 = 1;
         c.pad_q = 8; c.pad_out = 6; c.pad_lse = 3; c.page_pad = 48;
         c.sink_mode = 2;
         c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
@@ -879,7 +879,7 @@ static void run_wide(h_rng *r) {
     { /* one long request: automatic (many splits), unsplit, 5 splits */
         const int q[1] = {1}, s[1] = {9000};
         hcase c = mk(128, 64, 1, 1, q, s);
-        c.fp8 = 1; c.narrow = 32; c.p1 = 1;
+        c.fp8 = 1; c.narrow = rows; c.p1 = 1;
         c.nsplits = 3; c.splits[0] = 0; c.splits[1] = 1; c.splits[2] = 5;
         run_case(r, &c);
     }
@@ -1357,7 +1357,8 @@ int main(void) {
         run_all(&r);
         run_fp8(&r);
         run_narrow(&r);
-        run_wide(&r);
+        run_wide(&r, 32);
+        run_wide(&r, 64);
         run_ra(&r);
     }
     if (bench) bench_all(&r);

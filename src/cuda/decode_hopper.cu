@@ -371,8 +371,6 @@ __device__ unsigned long long hd_cta_buf[HD_CTAS][HD_CT_SLOTS];
 #define HD_CT1(slot, val) do { } while (0)
 #endif
 
-/* eight accumulator operands d[i] .. d[i + 7] of a wgmma asm statement, constraint c ("+f" or "=f") */
-#define HD_ACC8(c, i) c(d[i]), c(d[(i) + 1]), c(d[(i) + 2]), c(d[(i) + 3]), c(d[(i) + 4]), c(d[(i) + 5]), c(d[(i) + 6]), c(d[(i) + 7])
 
 /* ------------------------------------------------------------------------------------------ */
 /* PTX wrappers                                                                                */
@@ -2849,16 +2847,16 @@ static int hd_sched_min_units(void) {
 
 /* 1 when an automatic call runs the balanced schedule (MLA_DECODE_SCHED=0 or a forced split count
  * through MLA_DECODE_SPLITS: the uniform split instead) */
-/* The raw-tile kernels (decode_narrow.cu, FP8-656 caches, TMA pages): 16 query rows a CTA where each
- * request has at most 16 rows on average (the bytes-bound shapes: h <= 16, s_q = 1); 32 rows where
- * it has at most 32 (h = 16 with s_q = 2: MTP under tensor parallelism 8; h = 32) under
- * MLA_PRECISION_BF16_P only (its V carries the scales rounded to f16: a few output elements in 10^5
- * past SPEC 5's atol with scales that are not powers of two, within the bf16p bounds); the 64-row
- * kernels elsewhere (the 32-row kernel measured 209 against 243 TF at h = 128 s_q = 2 8K: both
- * consumers' chains are latency-bound). MLA_HD_NARROW: 0 (A/B) keeps the 64-row kernels, 1
- * (default) the rule above, 2 / 3 force 16 / 32 rows wherever they can run (tests; also
- * mla_cuda_decode_hopper_force_rows). Both are correct for any q_len (a request of more rows takes
- * several blocks, each reading its keys). Returns the rows a CTA, 0 for the 64-row kernels. */
+/* The raw-tile kernels (decode_narrow.cu, FP8-656 caches, any page size): 16 query rows a CTA where
+ * each request has at most 16 rows on average (the bytes-bound shapes: h <= 16, s_q = 1); under
+ * MLA_PRECISION_BF16_P only (their V carries the scales rounded to f16: a few output elements in
+ * 10^5 past SPEC 5's atol with scales that are not powers of two, within the bf16p bounds) 32 rows
+ * where it has at most 32 (h = 16 with s_q = 2: MTP under tensor parallelism 8; h = 32) and the
+ * 64-row seesaw kernel s1 beyond; the 64-row kernels of this file elsewhere. MLA_HD_NARROW: 0 (A/B)
+ * keeps this file's 64-row kernels, 1 (default) the rule above, 2 / 3 / 4 force 16 / 32 / 64 rows
+ * (s1) wherever they can run (tests; also mla_cuda_decode_hopper_force_rows). All are correct for
+ * any q_len (a request of more rows takes several blocks, each reading its keys). Returns the rows a
+ * CTA, 0 for this file's kernels. */
 static int hd_raw_force = -1;
 extern "C" void mla_cuda_decode_hopper_force_rows(int mode) { hd_raw_force = mode; }
 static int hd_narrow(const mla_decode_args *a, int dbg) {
@@ -2871,9 +2869,11 @@ static int hd_narrow(const mla_decode_args *a, int dbg) {
     if (mode == 0 || dbg || a->cache.format != MLA_KV_FP8) return 0;
     if (mode == 2) return 16;
     if (mode == 3) return 32;
+    if (mode == 4) return 64;
     const int64_t th = (int64_t)a->num_tokens * a->num_heads, b = a->batch.num_requests;
     if (th <= 16 * b) return 16;
-    return th <= 32 * b && a->precision == MLA_PRECISION_BF16_P ? 32 : 0;
+    if (a->precision != MLA_PRECISION_BF16_P) return 0;
+    return th <= 32 * b ? 32 : 64;
 }
 /* its split count: the uniform layout's rule over blocks of that many rows */
 static int hd_narrow_splits(const mla_ctx *ctx, const mla_decode_args *a) { return hd_auto_splits_rows(ctx, a, hd_narrow(a, 0)); }

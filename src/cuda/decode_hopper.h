@@ -31,11 +31,11 @@ int mla_cuda_decode_hopper_splits(const mla_ctx *ctx, const mla_decode_args *a);
 size_t mla_cuda_decode_hopper_workspace_ex(const mla_ctx *ctx, const mla_decode_args *a, int num_splits);
 mla_status mla_cuda_decode_hopper_ex(mla_ctx *ctx, const mla_decode_args *a, int num_splits);
 /* Query rows a CTA of the raw-tile kernels (decode_narrow.cu) that would take the call: 16 (at most 16
- * rows a request on average) or 32 (at most 32, MLA_PRECISION_BF16_P), else 0 for the 64-row kernels (also where not
- * MLA_KV_FP8 or pages not a multiple of 16; MLA_HD_NARROW=0 / 2 / 3 force the 64-row kernels / 16 /
- * 32 rows). */
+ * rows a request on average), 32 (at most 32) or 64 (more; both MLA_PRECISION_BF16_P only), else 0
+ * for decode_hopper.cu's 64-row kernels (also where not MLA_KV_FP8; MLA_HD_NARROW=0 / 2 / 3 / 4
+ * force those / 16 / 32 / 64 rows). */
 int mla_cuda_decode_hopper_narrow(const mla_decode_args *a);
-/* Overrides MLA_HD_NARROW for the calls that follow (0 / 1 / 2 / 3 as above; -1: back to the variable). */
+/* Overrides MLA_HD_NARROW for the calls that follow (0 / 1 / 2 / 3 / 4 as above; -1: back to the variable). */
 void mla_cuda_decode_hopper_force_rows(int mode);
 /* Stage test: runs one CTA (request 0, row block 0, first key tile only) and writes to the
  * device buffer dbg (f32, 64*64 + 64*512 values):

@@ -65,6 +65,7 @@
      P^T    186368 + c*16384  consumer c: 8 tiles (block b, hi / lo) of 16 rows x 128 B (swizzled)
      small  219136            mbarriers, the tile-max exchange, per-stage sub-block flags */
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cuda.h"
@@ -72,7 +73,7 @@
 #include "hopper.cuh"
 
 #define HN_ROWS 16
-#define HN_RMAX 32                      /* the small struct's row arrays: the 16- and 32-row kernels share it */
+#define HN_RMAX 64                      /* the small struct's row arrays: the 16-, 32- and 64-row kernels share it */
 #define HN_KEYS 64
 #define HN_STAGES 4
 #define HN_THREADS 384                 /* 2 consumer warpgroups + the producer warpgroup (one warp works) */
@@ -92,12 +93,12 @@ typedef struct hn_small {
     uint64_t landed[HN_STAGES];  /* raw tile landed: one arrival per issuing lane (+ tx bytes) */
     uint64_t empty[HN_STAGES];   /* its consumer is done reading it: one arrival per thread (128) */
     uint64_t okm[HN_STAGES];     /* per stage, bit k: key k's page exists (its row was loaded) */
-    uint64_t done0, oxready;     /* the end: consumer 0 done with its tiles; consumer 1's O^T handed over (128 each) */
+    uint64_t done0, oxready;     /* the end: consumer 0 done with its tiles; consumer 1's O^T handed over (128 each; 64-row kernel: done0 256) */
+    uint64_t pready[2];          /* 64-row kernel, per tile parity: the owner's P, scale table and running max published (128) */
     float red[2][2][4][HN_RMAX]; /* per consumer, tile parity, warp: the warp's max per row */
     float lsum[2][4][HN_RMAX];   /* per consumer, warp: row sums at the end */
     float smx[2][2][4];          /* per consumer, tile parity, warp: max |scale| of the warp's 16 keys */
-    float mx[HN_RMAX], lx[HN_RMAX]; /* consumer 1's max and sums for the merge */
-    int32_t cx;                  /* consumer 1's scale exponent C */
+    float mx[HN_RMAX], lx[HN_RMAX]; /* consumer 1's max and sums for the merge (64-row kernel: each consumer's max) */
     uint32_t qmax[HN_RMAX];      /* per row: max |q| over the latent columns (f32 bits) */
     int32_t qexp[HN_RMAX];       /* per row: Q's latent columns are stored as f16(q 2^-qexp) */
     int32_t kend[HN_RMAX];       /* 32-row kernel: per row, its key limit (causal) */
@@ -105,6 +106,7 @@ typedef struct hn_small {
     uint16_t sv[2][2][4][HN_KEYS]; /* 32-row kernel: per consumer, tile parity, scale block, key: f16 of s 2^-e(key) */
     int32_t b, q_start, q_len, nrows, row0, seq, t_begin, nt;
     int32_t job_ok;              /* 0: the CTA's slot holds no rows */
+    int32_t cx;                  /* consumer 1's scale exponent C (after the row arrays: 8-byte pair loads of those) */
 } hn_small;
 
 #define HN_SMEM_BYTES (1024 + HN_BIG + (int)sizeof(hn_small))
@@ -244,8 +246,8 @@ MLA_DEV int hn_find_job(const hd_params &p, hn_small *sh, const int NR) {
  * raw0, one bulk copy of the cache's contiguous 656-byte rows per page piece: lane l takes pieces l
  * and l + 32 (a 64-key tile has at most 64: pages of one key). Every lane arrives once on landed,
  * expecting its bytes; lane 0 first writes sh->okm[s], a bit per key whose page exists (in range). */
-MLA_DEV void hn_issue(const hd_params &p, hn_small *sh, uint32_t sbase, uint32_t raw0, uint32_t landed, int n, int l) {
-    const int ps = p.page_size, k0 = (sh->t_begin + n) * HN_KEYS, s = n % HN_STAGES;
+MLA_DEV void hn_issue(const hd_params &p, hn_small *sh, uint32_t sbase, uint32_t raw0, uint32_t landed, int n, int l, const int NS) {
+    const int ps = p.page_size, k0 = (sh->t_begin + n) * HN_KEYS, s = n % NS;
     const int ke = k0 + HN_KEYS < sh->seq ? k0 + HN_KEYS : sh->seq;
     const int p0 = k0 / ps, np = k0 < ke ? (ke - 1) / ps - p0 + 1 : 0;
     int32_t pg[2];
@@ -279,32 +281,34 @@ MLA_DEV void hn_issue(const hd_params &p, hn_small *sh, uint32_t sbase, uint32_t
     }
 }
 
-/* Both kernels' start: thread 0 finds the job (blocks of NR rows) and initializes the barriers;
- * 0 (every thread, after the CTA barrier) when the slot holds no rows. */
-MLA_DEV int hn_start(const hd_params &p, hn_small *sh, const int NR) {
+/* Every raw-tile kernel's start: thread 0 finds the job (blocks of NR rows) and initializes the
+ * barriers (empty: `readers` arrivals, done0: `ends`); 0 (every thread, after the CTA barrier) when
+ * the slot holds no rows. */
+MLA_DEV int hn_start(const hd_params &p, hn_small *sh, const int NR, const uint32_t readers, const uint32_t ends) {
     if (threadIdx.x == 0) {
         sh->job_ok = hn_find_job(p, sh, NR);
         for (int s = 0; s < HN_STAGES; s++) {
             hd_mbar_init(smem_u32(&sh->landed[s]), 32u); /* the producer warp's lanes */
-            hd_mbar_init(smem_u32(&sh->empty[s]), 128u);
+            hd_mbar_init(smem_u32(&sh->empty[s]), readers);
         }
-        hd_mbar_init(smem_u32(&sh->done0), 128u);
+        hd_mbar_init(smem_u32(&sh->done0), ends);
         hd_mbar_init(smem_u32(&sh->oxready), 128u);
+        hd_mbar_init(smem_u32(&sh->pready[0]), 128u);
+        hd_mbar_init(smem_u32(&sh->pready[1]), 128u);
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
     return sh->job_ok;
 }
-/* The producer warpgroup (threads 256..383): gives its registers back; its first warp issues every
- * tile into the raw ring at sbase + raw0 (hn_issue), each stage once its reader freed it. */
-MLA_DEV void hn_produce(const hd_params &p, hn_small *sh, uint32_t sbase, uint32_t raw0, int tid) {
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(HN_PRODUCER_REGS));
+/* The producer warpgroup (threads 256..383, its registers already given back): its first warp issues
+ * every tile into the NS-stage raw ring at sbase + raw0 (hn_issue), each stage once its readers freed it. */
+MLA_DEV void hn_produce(const hd_params &p, hn_small *sh, uint32_t sbase, uint32_t raw0, int tid, const int NS) {
     const int l = tid & 31, nt = sh->nt;
     if (tid < 288) {
         for (int n = 0; n < nt; n++) {
-            const int s = n % HN_STAGES;
-            if (n >= HN_STAGES) hd_mbar_wait(smem_u32(&sh->empty[s]), (uint32_t)((n / HN_STAGES - 1) & 1));
-            hn_issue(p, sh, sbase, raw0, smem_u32(&sh->landed[s]), n, l);
+            const int s = n % NS;
+            if (n >= NS) hd_mbar_wait(smem_u32(&sh->empty[s]), (uint32_t)((n / NS - 1) & 1));
+            hn_issue(p, sh, sbase, raw0, smem_u32(&sh->landed[s]), n, l, NS);
         }
     }
 }
@@ -410,10 +414,11 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
     hn_small *sh = (hn_small *)(sm + HN_BIG);
     const uint32_t sbase = smem_u32(sm);
     const int tid = threadIdx.x;
-    if (!hn_start(p, sh, HN_ROWS)) return;
+    if (!hn_start(p, sh, HN_ROWS, 128u, 128u)) return;
     const int nt = sh->nt;
     if (tid >= 256) { /* ---- producer warpgroup ---- */
-        hn_produce(p, sh, sbase, HN_RAW0, tid);
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(HN_PRODUCER_REGS));
+        hn_produce(p, sh, sbase, HN_RAW0, tid, HN_STAGES);
         return;
     }
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(HN_CONSUMER_REGS));
@@ -745,10 +750,11 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_w1(const __gri
     hn_small *sh = (hn_small *)(sm + HW_BIG);
     const uint32_t sbase = smem_u32(sm);
     const int tid = threadIdx.x;
-    if (!hn_start(p, sh, HW_ROWS)) return;
+    if (!hn_start(p, sh, HW_ROWS, 128u, 128u)) return;
     const int nt = sh->nt;
     if (tid >= 256) { /* ---- producer warpgroup ---- */
-        hn_produce(p, sh, sbase, HW_RAW0, tid);
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(HN_PRODUCER_REGS));
+        hn_produce(p, sh, sbase, HW_RAW0, tid, HN_STAGES);
         return;
     }
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(HN_CONSUMER_REGS));
@@ -1007,14 +1013,454 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_w1(const __gri
     hn_store_rows(p, sh, w, g, cq, 8, &o[0][0], 16, lse2);
 }
 
+/* ==== the 64-row kernel (s1): FP8-656 caches with more than 32 rows a request ====================
+   Where h s_q is large (h = 128), decode on an FP8 cache is bound by the tensor work, and the 64-row
+   kernel of decode_hopper.cu spends each tile's cycle dequantizing it into bf16 in shared memory.
+   s1 keeps the raw-tile structure (the ring of the cache's 656-byte rows by bulk copies, any page
+   size; K and V reach the tensor cores from registers, converted exactly to f16) at N = 64 rows,
+   with the two consumers on FlashMLA's seesaw: each owns half of O^T (latent columns of scale
+   blocks 2c, 2c + 1) for every tile, and they take turns computing S of a tile (tile n: consumer
+   n % 2, its "owner"):
+     S^T[64 keys x 64 rows] (owner) as the 32-row kernel: K exact in f16 from the raw bytes, each
+       scale block's wgmmas into one accumulator folded into S with the exact f32 scales, the
+       rope by a bf16 wgmma, Q in f16 times 2^-qexp per row (hn_load_q);
+     softmax (owner): y = x + e_k (the 32-row kernel's per-key exponent), the tile max per row
+       across the four warps, the running max m_n = max(m_{n-1}, tile max) published in a ring,
+       P' = exp2(y - m_n) as one f16 term (MLA_PRECISION_BF16_P only, as the 32-row kernel), the
+       f16 scale table of V, and P'^T stored by stmatrix; then pready[n % 2];
+     P.V (both consumers, every tile in order): O^T_c *= exp2(m_{n-1} - m_n) (skipped by a warp when
+       no row of it moved), O^T_c += V'_c^T P'^T with V' = f16(e4m3) * f16(s 2^-e_k) from registers.
+   Each consumer runs, for its own tiles n: S_n, P.V_{n-1} (the other's tile), softmax_n, P.V_n; so
+   one consumer's S runs beside the other's softmax and P.V. Row sums: each lane keeps two rows'
+   sums over its warp's keys and its own tiles (a reduce-scatter across the 8 lanes of a column),
+   merged at the end; each consumer writes its half of out. Registers: O^T 128 a thread.
+   Shared memory: Q 9 x 8192 | raw ring of 3 stages | P'^T 2 x [64 rows][64 keys] f16 | the max
+   ring (4 x 64 f32) | small. */
+#define HS_ROWS 64
+#define HS_QCH 8192                            /* one Q chunk: 64 rows x 128 B */
+#define HS_RAW0 (9 * HS_QCH)                   /* 73728 */
+#define HS_STAGES 3
+#define HS_P0 (HS_RAW0 + HS_STAGES * HN_STAGE) /* 199680 */
+#define HS_PT 8192                             /* one P'^T tile */
+#define HS_MX (HS_P0 + 2 * HS_PT)              /* 216064: running max after tile n at (n % 4) * 64 + row */
+#define HS_BIG (HS_MX + 4 * HS_ROWS * 4)       /* 217088 */
+#define HS_SMEM_BYTES (1024 + HS_BIG + (int)sizeof(hn_small))
+#define HS_PRODUCER_REGS 24
+#define HS_CONSUMER_REGS 240                   /* 24 + 2 x 240 = 3 x 168 */
+static_assert(HS_SMEM_BYTES <= 232448, "shared memory budget (227 KB per block)");
+static_assert(HS_RAW0 % 1024 == 0 && HS_P0 % 1024 == 0, "1024-byte swizzle atoms");
+static_assert(HS_STAGES <= HN_STAGES, "hn_small's per-stage barriers");
+static_assert(offsetof(hn_small, red) % 8 == 0 && offsetof(hn_small, lsum) % 8 == 0 && offsetof(hn_small, mx) % 8 == 0 &&
+                  offsetof(hn_small, lx) % 8 == 0 && offsetof(hn_small, kend) % 8 == 0 && offsetof(hn_small, qs) % 8 == 0,
+              "the 64-row kernel's 8-byte row-pair accesses");
+
+/* D[64x64] (+)= A[64x16] B[16x64]: A from registers, B K-major in smem; f16 and bf16 */
+MLA_DEV void hs_mma_h(float d[32], const uint32_t a[4], uint64_t db, int acc) {
+    asm volatile(
+        "{\n .reg .pred p;\n setp.ne.b32 p, %37, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+        "}, {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
+        : HD_ACC8("+f", 0), HD_ACC8("+f", 8), HD_ACC8("+f", 16), HD_ACC8("+f", 24)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(acc));
+}
+MLA_DEV void hs_mma_b(float d[32], const uint32_t a[4], uint64_t db, int acc) {
+    asm volatile(
+        "{\n .reg .pred p;\n setp.ne.b32 p, %37, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+        "}, {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
+        : HD_ACC8("+f", 0), HD_ACC8("+f", 8), HD_ACC8("+f", 16), HD_ACC8("+f", 24)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(acc));
+}
+
+/* u[2j + e] (row 8j + 2cq + e, j = 0..7) reduced over the 8 lanes g of this cq (max, or the sum),
+ * scattered so that lane g keeps rows 8g + 2cq + e: out[e]. 14 shuffles instead of 48. */
+MLA_DEV void hs_rs(const float u[16], int g, const int is_max, float out[2]) {
+    float v[8], x[4];
+    const int g2 = g & 4, g1 = g & 2, g0 = g & 1;
+#pragma unroll
+    for (int t = 0; t < 8; t++) {
+        const float keep = g2 ? u[8 + t] : u[t], send = g2 ? u[t] : u[8 + t];
+        const float r = __shfl_xor_sync(0xffffffffu, send, 16);
+        v[t] = is_max ? fmaxf(keep, r) : keep + r;
+    }
+#pragma unroll
+    for (int t = 0; t < 4; t++) {
+        const float keep = g1 ? v[4 + t] : v[t], send = g1 ? v[t] : v[4 + t];
+        const float r = __shfl_xor_sync(0xffffffffu, send, 8);
+        x[t] = is_max ? fmaxf(keep, r) : keep + r;
+    }
+#pragma unroll
+    for (int t = 0; t < 2; t++) {
+        const float keep = g0 ? x[2 + t] : x[t], send = g0 ? x[t] : x[2 + t];
+        const float r = __shfl_xor_sync(0xffffffffu, send, 4);
+        out[t] = is_max ? fmaxf(keep, r) : keep + r;
+    }
+}
+
+/* The owner's S^T 2^-qexp of one tile (raw: its stage) into sa (accumulator order: sa[4j + 2h + e] =
+ * key t0 + 8h, row 8j + 2cq + e): 16 groups of two k-steps (A double-buffered), block b's
+ * accumulator folded with the scales of keys t0, t0 + 8 once its four groups are done; the rope last. */
+MLA_DEV void hs_scores(const uint8_t *raw, uint32_t sbase, int t0, int cq, float sa[32]) {
+    float acc[32];
+    uint32_t af[2][2][4];
+    uint4 w0 = make_uint4(0u, 0u, 0u, 0u), w1 = w0;
+#pragma unroll
+    for (int grp = 0; grp < 16; grp++) {
+        const int j = grp >> 1, half = grp & 1;
+        if (!half) {
+            w0 = *(const uint4 *)(raw + t0 * HN_ROW + 64 * j + 16 * cq);
+            w1 = *(const uint4 *)(raw + (t0 + 8) * HN_ROW + 64 * j + 16 * cq);
+        }
+        const uint32_t x0[4] = {w0.x, w0.y, w0.z, w0.w}, x1[4] = {w1.x, w1.y, w1.z, w1.w};
+        if (grp >= 4 && (grp & 3) == 0) { /* block grp / 4 - 1 is done: fold it */
+            const int b = grp / 4 - 1;
+            const float s0 = *(const float *)(raw + t0 * HN_ROW + HN_SCL + 4 * b), s1 = *(const float *)(raw + (t0 + 8) * HN_ROW + HN_SCL + 4 * b);
+            HD_WGMMA_WAIT(0);
+            hd_pin(acc, 32);
+#pragma unroll
+            for (int i = 0; i < 32; i++) sa[i] = (b == 0 ? 0.f : sa[i]) + acc[i] * (((i >> 1) & 1) ? s1 : s0);
+        } else if (grp >= 2) {
+            HD_WGMMA_WAIT(1); /* group grp - 2 (this buffer) is done */
+        }
+        uint32_t(*A)[4] = af[grp & 1];
+#pragma unroll
+        for (int k2 = 0; k2 < 2; k2++) {
+            const int kk = 2 * half + k2;
+            A[k2][0] = hn_e4m3x2_h(x0[kk]);
+            A[k2][1] = hn_e4m3x2_h(x1[kk]);
+            A[k2][2] = hn_e4m3x2_hi(x0[kk]);
+            A[k2][3] = hn_e4m3x2_hi(x1[kk]);
+        }
+        hd_wgmma_fence();
+#pragma unroll
+        for (int k2 = 0; k2 < 2; k2++)
+            hs_mma_h(acc, A[k2], hd_desc(sbase + j * HS_QCH + 32 * (2 * half + k2), 16, 1024), (grp & 3) | k2);
+        hd_wgmma_commit();
+    }
+    {
+        uint32_t ar[4][4]; /* the rope (written before the fence) */
+        hn_rope_frags(raw, t0, cq, ar);
+        const float s0 = *(const float *)(raw + t0 * HN_ROW + HN_SCL + 12), s1 = *(const float *)(raw + (t0 + 8) * HN_ROW + HN_SCL + 12);
+        HD_WGMMA_WAIT(0); /* block 3 */
+        hd_pin(acc, 32);
+#pragma unroll
+        for (int i = 0; i < 32; i++) sa[i] += acc[i] * (((i >> 1) & 1) ? s1 : s0);
+        hd_wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++) hs_mma_b(acc, ar[kk], hd_desc(sbase + 8 * HS_QCH + 32 * kk, 16, 1024), kk);
+        hd_wgmma_commit();
+        HD_WGMMA_WAIT(0);
+        hd_pin(acc, 32);
+#pragma unroll
+        for (int i = 0; i < 32; i++) sa[i] += acc[i];
+    }
+}
+
+/* P.V of tile u by consumer c (both consumers, every tile, in order): once the owner published it,
+ * O^T (this consumer's blocks 2c, 2c + 1) rescaled by exp2(m_{u-1} - m_u) per row, then
+ * O^T += V'^T P'^T (V' = f16(e4m3) * the f16 scale table; keys 16ks + 2cq, +1, +8, +9 of columns
+ * 128b + 32w + 4g .. +3), two k-steps a group; frees the stage. */
+MLA_DEV void hs_pv(hn_small *sh, const uint8_t *sm, uint32_t sbase, float (*o)[32], int u, int c, int w, int g, int cq) {
+    hd_mbar_wait(smem_u32(&sh->pready[u & 1]), (uint32_t)((u >> 1) & 1));
+    const float *mxr = (const float *)(sm + HS_MX);
+    {
+        float al[16];
+        int moved = 0;
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            const float2 mn = *(const float2 *)(mxr + (u & 3) * HS_ROWS + 8 * j + 2 * cq);
+            const float2 mo = u > 0 ? *(const float2 *)(mxr + ((u - 1) & 3) * HS_ROWS + 8 * j + 2 * cq) : make_float2(-INFINITY, -INFINITY);
+            al[2 * j] = mn.x == -INFINITY ? 1.f : exp2f(mo.x - mn.x);
+            al[2 * j + 1] = mn.y == -INFINITY ? 1.f : exp2f(mo.y - mn.y);
+            moved |= (al[2 * j] != 1.f) | (al[2 * j + 1] != 1.f);
+        }
+        if (__any_sync(0xffffffffu, moved)) {
+#pragma unroll
+            for (int m = 0; m < 4; m++)
+#pragma unroll
+                for (int i = 0; i < 32; i++) o[m][i] *= al[2 * (i >> 2) + (i & 1)];
+        }
+    }
+    const uint8_t *raw = sm + HS_RAW0 + (u % HS_STAGES) * HN_STAGE;
+    const uint16_t *svp = &sh->sv[0][u & 1][0][0];
+    const uint32_t pt = sbase + HS_P0 + (u & 1) * HS_PT;
+    const int off = 32 * w + 4 * g;
+    uint32_t va[2][4][4];
+#pragma unroll
+    for (int grp = 0; grp < 4; grp++) {
+        const int bl = grp >> 1, b = 2 * c + bl;
+        uint32_t r[2][4], mm[2][2];
+#pragma unroll
+        for (int i2 = 0; i2 < 2; i2++) {
+            const int ks = 2 * (grp & 1) + i2;
+            const uint8_t *src = raw + 128 * b + off + (16 * ks + 2 * cq) * HN_ROW;
+            r[i2][0] = *(const uint32_t *)src; r[i2][1] = *(const uint32_t *)(src + HN_ROW);
+            r[i2][2] = *(const uint32_t *)(src + 8 * HN_ROW); r[i2][3] = *(const uint32_t *)(src + 9 * HN_ROW);
+            mm[i2][0] = *(const uint32_t *)(svp + b * HN_KEYS + 16 * ks + 2 * cq);
+            mm[i2][1] = *(const uint32_t *)(svp + b * HN_KEYS + 16 * ks + 2 * cq + 8);
+        }
+        if (grp >= 2) HD_WGMMA_WAIT(1);
+        uint32_t(*A)[4] = va[grp & 1];
+#pragma unroll
+        for (int i2 = 0; i2 < 2; i2++) {
+            const uint32_t a01 = hn_prmt(r[i2][0], r[i2][1], 0x5140u), b01 = hn_prmt(r[i2][0], r[i2][1], 0x7362u);
+            const uint32_t a89 = hn_prmt(r[i2][2], r[i2][3], 0x5140u), b89 = hn_prmt(r[i2][2], r[i2][3], 0x7362u);
+            const uint32_t m01 = mm[i2][0], m89 = mm[i2][1];
+            A[2 * i2][0] = hw_hmul2(hn_e4m3x2_h(a01), m01); A[2 * i2][1] = hw_hmul2(hn_e4m3x2_hi(a01), m01);
+            A[2 * i2][2] = hw_hmul2(hn_e4m3x2_h(a89), m89); A[2 * i2][3] = hw_hmul2(hn_e4m3x2_hi(a89), m89);
+            A[2 * i2 + 1][0] = hw_hmul2(hn_e4m3x2_h(b01), m01); A[2 * i2 + 1][1] = hw_hmul2(hn_e4m3x2_hi(b01), m01);
+            A[2 * i2 + 1][2] = hw_hmul2(hn_e4m3x2_h(b89), m89); A[2 * i2 + 1][3] = hw_hmul2(hn_e4m3x2_hi(b89), m89);
+        }
+        hd_wgmma_fence();
+#pragma unroll
+        for (int i2 = 0; i2 < 2; i2++) {
+            const uint64_t dp = hd_desc(pt + 32 * (2 * (grp & 1) + i2), 16, 1024);
+            hs_mma_h(o[2 * bl], A[2 * i2], dp, 1);
+            hs_mma_h(o[2 * bl + 1], A[2 * i2 + 1], dp, 1);
+        }
+        hd_wgmma_commit();
+    }
+    HD_WGMMA_WAIT(0);
+#pragma unroll
+    for (int m = 0; m < 4; m++) hd_pin(o[m], 32);
+    hd_mbar_arrive(smem_u32(&sh->empty[u % HS_STAGES]));
+}
+
+/* The owner's softmax of tile n (S^T 2^-qexp in sa): scores, the running max m_n (ring), P' by
+ * stmatrix, the scale table; this lane's row sums (rows 8g + 2cq + e, at the max mown); then pready. */
+MLA_DEV void hs_softmax(const hd_params &p, hn_small *sh, uint8_t *sm, uint32_t sbase, const float sa[32], int n, int c, int w,
+                        int g, int cq, int tid, float lrow[2], float mown[2]) {
+    const int s = n % HS_STAGES, t0 = 16 * w + g, seq = sh->seq, lane = tid & 31;
+    uint8_t *raw = sm + HS_RAW0 + s * HN_STAGE;
+    float *mxr = (float *)(sm + HS_MX);
+    const int key0 = (sh->t_begin + n) * HN_KEYS;
+    const uint64_t okm = sh->okm[s];
+    const int v0 = key0 + t0 < seq && ((okm >> t0) & 1), v1 = key0 + t0 + 8 < seq && ((okm >> (t0 + 8)) & 1);
+    float4 sc0 = *(const float4 *)(raw + t0 * HN_ROW + HN_SCL), sc1 = *(const float4 *)(raw + (t0 + 8) * HN_ROW + HN_SCL);
+    if (!v0) sc0 = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (!v1) sc1 = make_float4(0.f, 0.f, 0.f, 0.f);
+    const int e0 = hw_kexp(sc0), e1 = hw_kexp(sc1);
+    { /* V's scale table: thread cq writes block cq of its two keys, f16 of s 2^-e_k */
+        const float f0 = hw_pow2(-e0), f1 = hw_pow2(-e1);
+        const float u0 = cq == 0 ? sc0.x : cq == 1 ? sc0.y : cq == 2 ? sc0.z : sc0.w;
+        const float u1 = cq == 0 ? sc1.x : cq == 1 ? sc1.y : cq == 2 ? sc1.z : sc1.w;
+        sh->sv[0][n & 1][cq][t0] = __half_as_ushort(__float2half_rn(u0 * f0));
+        sh->sv[0][n & 1][cq][t0 + 8] = __half_as_ushort(__float2half_rn(u1 * f1));
+    }
+    /* y = x + e_k (log2 units, masked); the tile max per row */
+    float y[32], u[16], mt[2];
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+        const int q = 8 * j + 2 * cq;
+        const int2 ke = *(const int2 *)&sh->kend[q];
+        const float2 qs = *(const float2 *)&sh->qs[q];
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            const int i = 4 * j + k, h = (k >> 1) & 1, e = k & 1;
+            const int ok = (h ? v1 : v0) && key0 + t0 + 8 * h < (e ? ke.y : ke.x);
+            y[i] = ok ? sa[i] * (e ? qs.y : qs.x) + (float)(h ? e1 : e0) : -INFINITY;
+        }
+        u[2 * j] = fmaxf(y[4 * j], y[4 * j + 2]);
+        u[2 * j + 1] = fmaxf(y[4 * j + 1], y[4 * j + 3]);
+    }
+    hs_rs(u, g, 1, mt);
+    const int qr = 8 * g + 2 * cq; /* this lane's rows after the reduce-scatter: qr, qr + 1 */
+    *(float2 *)&sh->red[0][n & 1][w][qr] = make_float2(mt[0], mt[1]);
+    HD_BAR_R(1 + c, 128);
+    /* keys that do not exist: latent bytes zeroed before P.V (f16 keeps e4m3 NaN; 0 * NaN). Every warp
+       of the owner is done reading the tile's K (the barrier above). */
+    {
+        const int nval = seq - key0;
+        if (nval < HN_KEYS || okm != ~0ull) {
+            for (int k = tid & 127; k < HN_KEYS * 32; k += 128) {
+                const int key = k >> 5, j = (k >> 2) & 7, q4 = k & 3;
+                if (key >= nval || !((okm >> key) & 1)) *(uint4 *)(raw + key * HN_ROW + 64 * j + 16 * q4) = make_uint4(0u, 0u, 0u, 0u);
+            }
+        }
+    }
+    {
+        float mn[2];
+#pragma unroll
+        for (int e = 0; e < 2; e++) {
+            const int q = qr + e;
+            const float m4 = fmaxf(fmaxf(sh->red[0][n & 1][0][q], sh->red[0][n & 1][1][q]), fmaxf(sh->red[0][n & 1][2][q], sh->red[0][n & 1][3][q]));
+            const float mo = n > 0 ? mxr[((n - 1) & 3) * HS_ROWS + q] : -INFINITY;
+            mn[e] = fmaxf(mo, m4);
+            lrow[e] *= mn[e] == -INFINITY ? 1.f : exp2f(mown[e] - mn[e]);
+            mown[e] = mn[e];
+        }
+        if (w == 0) *(float2 *)(mxr + (n & 3) * HS_ROWS + qr) = make_float2(mn[0], mn[1]);
+    }
+    HD_BAR_R(1 + c, 128); /* m_n of every row */
+    float base[16];
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+        const float2 b2 = *(const float2 *)(mxr + (n & 3) * HS_ROWS + 8 * j + 2 * cq);
+        base[2 * j] = b2.x == -INFINITY ? 0.f : b2.x;
+        base[2 * j + 1] = b2.y == -INFINITY ? 0.f : b2.y;
+    }
+#pragma unroll
+    for (int i = 0; i < 32; i++) y[i] = exp2f(y[i] - base[2 * (i >> 2) + (i & 1)]);
+    { /* row sums: P' 2^-e_k = exp2(x - m) */
+        const float g0 = hw_pow2(-e0), g1 = hw_pow2(-e1);
+        float ls[2];
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            u[2 * j] = y[4 * j] * g0 + y[4 * j + 2] * g1;
+            u[2 * j + 1] = y[4 * j + 1] * g0 + y[4 * j + 3] * g1;
+        }
+        hs_rs(u, g, 0, ls);
+        lrow[0] += ls[0];
+        lrow[1] += ls[1];
+    }
+    { /* P' as f16, transposed into [64 rows][64 keys] by stmatrix .trans: matrix (j, h) = keys 16w + 8h ..,
+         rows 8j ..; one x4 store per 16 rows */
+        const int mi = lane >> 3, jr = lane & 7;
+        const uint32_t off = (uint32_t)((8 * (mi >> 1) + jr) * 128 + ((((2 * w + (mi & 1)) ^ jr) & 7) << 4));
+        const uint32_t pt = sbase + HS_P0 + (n & 1) * HS_PT;
+#pragma unroll
+        for (int qt = 0; qt < 4; qt++) {
+            uint32_t hv[4];
+#pragma unroll
+            for (int mtx = 0; mtx < 4; mtx++) {
+                const int k = 8 * qt + 4 * (mtx >> 1) + 2 * (mtx & 1);
+                const __half2 h2 = __floats2half2_rn(y[k], y[k + 1]);
+                hv[mtx] = *(const uint32_t *)&h2;
+            }
+            asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(pt + qt * 2048 + off),
+                         "r"(hv[0]), "r"(hv[1]), "r"(hv[2]), "r"(hv[3]) : "memory");
+        }
+    }
+    hd_fence_proxy_async();
+    hd_mbar_arrive(smem_u32(&sh->pready[n & 1]));
+}
+
+/* Row q's 8 output columns of this thread (v[4 bl + i] = column 128 (2c + bl) + 32w + 4g + i): to out
+ * (bf16) and lse (consumer 0, lane 0 of warp 0) when unsplit, else the f32 partial and its lse2. */
+MLA_DEV void hs_store_row(const hd_params &p, const hn_small *sh, int q, int c, int w, int g, const float v[8], float lse2) {
+    if (q >= sh->nrows) return;
+    const int H = p.H, R = sh->row0 + q, t = sh->q_start + R / H, h = R % H;
+    const int lead = c == 0 && w == 0 && g == 0;
+    if (p.nsplit == 1) {
+        uint16_t *orow = p.out + (int64_t)t * p.o_st + (int64_t)h * p.o_sh;
+#pragma unroll
+        for (int bl = 0; bl < 2; bl++)
+            *(uint2 *)(orow + 128 * (2 * c + bl) + 32 * w + 4 * g) =
+                make_uint2(pack_bf16x2(v[4 * bl], v[4 * bl + 1]), pack_bf16x2(v[4 * bl + 2], v[4 * bl + 3]));
+        if (p.lse && lead) p.lse[(int64_t)t * p.lse_st + h] = lse2 == -INFINITY ? INFINITY : lse2 * 0.69314718055994531f;
+    } else {
+        const int64_t row = (int64_t)blockIdx.y * p.T * H + (int64_t)t * H + h;
+        float *orow = p.ws_o + row * MLA_LATENT_DIM;
+#pragma unroll
+        for (int bl = 0; bl < 2; bl++)
+            *(float4 *)(orow + 128 * (2 * c + bl) + 32 * w + 4 * g) = make_float4(v[4 * bl], v[4 * bl + 1], v[4 * bl + 2], v[4 * bl + 3]);
+        if (lead) p.ws_lse[row] = lse2;
+    }
+}
+
+__global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_s1(const __grid_constant__ hd_params p) {
+    extern __shared__ uint8_t hn_smem_raw[];
+    uint8_t *sm = hn_smem_raw + ((1024u - (smem_u32(hn_smem_raw) & 1023u)) & 1023u);
+    hn_small *sh = (hn_small *)(sm + HS_BIG);
+    const uint32_t sbase = smem_u32(sm);
+    const int tid = threadIdx.x;
+    if (!hn_start(p, sh, HS_ROWS, 256u, 256u)) return;
+    const int nt = sh->nt;
+    if (tid >= 256) { /* ---- producer warpgroup ---- */
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(HS_PRODUCER_REGS));
+        hn_produce(p, sh, sbase, HS_RAW0, tid, HS_STAGES);
+        return;
+    }
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(HS_CONSUMER_REGS));
+    hn_load_q(p, sh, sm, tid, HS_ROWS, 1);
+    const int seq = sh->seq, H = p.H;
+    if (tid < HS_ROWS) { /* per row: its key limit, the scale of its scores */
+        int ke = 0;
+        if (tid < sh->nrows) {
+            const int i = (sh->row0 + tid) / H;
+            ke = p.causal ? seq - sh->q_len + i + 1 : seq;
+            ke = ke < seq ? ke : seq;
+        }
+        sh->kend[tid] = ke;
+        sh->qs[tid] = p.scale_log2 * exp2f((float)sh->qexp[tid]);
+    }
+    hd_fence_proxy_async(); /* generic stores -> the wgmma reads */
+    HD_BAR(3, 256);
+
+    /* ---- consumers: own tiles n = c, c + 2, ...: S_n, P.V_{n-1}, softmax_n, P.V_n ---- */
+    const int c = tid >> 7, w = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, cq = lane & 3;
+    float o[4][32];
+#pragma unroll
+    for (int m = 0; m < 4; m++)
+#pragma unroll
+        for (int i = 0; i < 32; i++) o[m][i] = 0.f;
+    float lrow[2] = {0.f, 0.f}, mown[2] = {-INFINITY, -INFINITY};
+    for (int n = c; n <= nt; n += 2) {
+        float sa[32];
+        if (n < nt) {
+            const int s = n % HS_STAGES;
+            hd_mbar_wait(smem_u32(&sh->landed[s]), (uint32_t)((n / HS_STAGES) & 1));
+            hs_scores(sm + HS_RAW0 + s * HN_STAGE, sbase, 16 * w + g, cq, sa);
+        }
+        if (n >= 1) hs_pv(sh, sm, sbase, o, n - 1, c, w, g, cq);
+        if (n < nt) {
+            hs_softmax(p, sh, sm, sbase, sa, n, c, w, g, cq, tid, lrow, mown);
+            hs_pv(sh, sm, sbase, o, n, c, w, g, cq);
+        }
+    }
+
+    /* ---- the end: row sums over warps and consumers at the final max; each consumer writes its half ---- */
+    {
+        const int qr = 8 * g + 2 * cq;
+        *(float2 *)&sh->lsum[c][w][qr] = make_float2(lrow[0], lrow[1]);
+        if (w == 0) *(float2 *)((c ? sh->lx : sh->mx) + qr) = make_float2(mown[0], mown[1]);
+    }
+    hd_mbar_arrive(smem_u32(&sh->done0));
+    hd_mbar_wait(smem_u32(&sh->done0), 0u);
+    const float *mxr = (const float *)(sm + HS_MX);
+#pragma unroll
+    for (int qi = 0; qi < 16; qi++) {
+        const int j = qi >> 1, e = qi & 1, q = 8 * j + 2 * cq + e;
+        const float M = nt > 0 ? mxr[((nt - 1) & 3) * HS_ROWS + q] : -INFINITY;
+        const float l0 = sh->lsum[0][0][q] + sh->lsum[0][1][q] + sh->lsum[0][2][q] + sh->lsum[0][3][q];
+        const float l1 = sh->lsum[1][0][q] + sh->lsum[1][1][q] + sh->lsum[1][2][q] + sh->lsum[1][3][q];
+        const float f0 = M == -INFINITY || sh->mx[q] == -INFINITY ? 0.f : exp2f(sh->mx[q] - M);
+        const float f1 = M == -INFINITY || sh->lx[q] == -INFINITY ? 0.f : exp2f(sh->lx[q] - M);
+        const float L = l0 * f0 + l1 * f1;
+        const float lse2 = L > 0.f ? M + log2f(L) : -INFINITY;
+        float scl = L > 0.f ? 1.f / L : 0.f;
+        if (p.nsplit == 1 && L > 0.f && p.sink) {
+            const int h = (sh->row0 + q) % p.H;
+            scl *= 1.f / (1.f + expf(p.sink[h] - lse2 * 0.69314718055994531f));
+        }
+        float v[8];
+#pragma unroll
+        for (int bl = 0; bl < 2; bl++) {
+            v[4 * bl] = o[2 * bl][4 * j + e] * scl;
+            v[4 * bl + 1] = o[2 * bl][4 * j + 2 + e] * scl;
+            v[4 * bl + 2] = o[2 * bl + 1][4 * j + e] * scl;
+            v[4 * bl + 3] = o[2 * bl + 1][4 * j + 2 + e] * scl;
+        }
+        hs_store_row(p, sh, q, c, w, g, v, lse2);
+    }
+}
+
 void hn_launch(const hd_params *p, int rows, cudaStream_t stream) {
     const unsigned gx = (unsigned)((int64_t)p->T * p->H / rows + p->B);
-    if (rows == HW_ROWS)
+    if (rows == HS_ROWS)
+        hn_decode_kernel_s1<<<dim3(gx, (unsigned)p->nsplit, 1u), HN_THREADS, HS_SMEM_BYTES, stream>>>(*p);
+    else if (rows == HW_ROWS)
         hn_decode_kernel_w1<<<dim3(gx, (unsigned)p->nsplit, 1u), HN_THREADS, HW_SMEM_BYTES, stream>>>(*p);
     else
         hn_decode_kernel_n1<<<dim3(gx, (unsigned)p->nsplit, 1u), HN_THREADS, HN_SMEM_BYTES, stream>>>(*p);
 }
 int hn_prepare(int rows) {
+    if (rows == HS_ROWS)
+        return cudaFuncSetAttribute(hn_decode_kernel_s1, cudaFuncAttributeMaxDynamicSharedMemorySize, HS_SMEM_BYTES) == cudaSuccess;
     if (rows == HW_ROWS)
         return cudaFuncSetAttribute(hn_decode_kernel_w1, cudaFuncAttributeMaxDynamicSharedMemorySize, HW_SMEM_BYTES) == cudaSuccess;
     return cudaFuncSetAttribute(hn_decode_kernel_n1, cudaFuncAttributeMaxDynamicSharedMemorySize, HN_SMEM_BYTES) == cudaSuccess;

@@ -149,6 +149,9 @@ MLA_DEV void hd_fence_proxy_async(void) { asm volatile("fence.proxy.async.shared
                  : "r"(x), "n"(id), "n"(n)                                                        \
                  : "memory")
 
+/* eight accumulator operands d[i] .. d[i + 7] of a wgmma asm statement, constraint c ("+f" or "=f") */
+#define HD_ACC8(c, i) c(d[i]), c(d[(i) + 1]), c(d[(i) + 2]), c(d[(i) + 3]), c(d[(i) + 4]), c(d[(i) + 5]), c(d[(i) + 6]), c(d[(i) + 7])
+
 MLA_DEV void hd_wgmma_fence(void) { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 MLA_DEV void hd_wgmma_commit(void) { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 #define HD_WGMMA_WAIT(n) asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(n) : "memory")
