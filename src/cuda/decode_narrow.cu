@@ -99,7 +99,6 @@ typedef struct hn_small {
     float lsum[2][4][HN_RMAX];   /* per consumer, warp: row sums at the end */
     float smx[2][2][4];          /* per consumer, tile parity, warp: max |scale| of the warp's 16 keys */
     float mx[HN_RMAX], lx[HN_RMAX]; /* consumer 1's max and sums for the merge (64-row kernel: each consumer's max) */
-    uint32_t qmax[HN_RMAX];      /* per row: max |q| over the latent columns (f32 bits) */
     int32_t qexp[HN_RMAX];       /* per row: Q's latent columns are stored as f16(q 2^-qexp) */
     int32_t kend[HN_RMAX];       /* 32-row kernel: per row, its key limit (causal) */
     float qs[HN_RMAX];           /* 32-row kernel: per row, scale_log2 2^qexp */
@@ -165,52 +164,70 @@ MLA_DEV uint32_t hn_prmt(uint32_t a, uint32_t b, uint32_t sel) {
 /* byte offset of element (r, col) in a 128-byte-swizzled tile of 128-byte rows (1024-aligned) */
 MLA_DEV uint32_t hn_swz(int r, int col) { return (uint32_t)(r * 128 + ((((col >> 3) ^ r) & 7) << 4) + (col & 7) * 2); }
 
-/* Q of the block's NR rows (16 or 32; zeros past nrows) into 9 swizzled chunks of NR x 128 B. The
+/* Q of the block's NR rows (16, 32 or 64; zeros past nrows) into 9 swizzled chunks of NR x 128 B. The
  * latent columns (chunks 0-7, in the K order of the S A fragments: see the design note) as f16 of
  * q 2^-qexp[r], qexp[r] = floor(log2 max |q_r|) - 14, so that the row's largest value lands in
  * [2^14, 2^15): exact (bf16 has 8 significant bits, f16 11) down to 2^-28 of the row's max; the
  * rope (chunk 8) stays bf16, times 2^-qexp[r] too when rope_scaled (exact: bf16 has f32's
- * exponents), so that both parts of S share one accumulator. The 256 consumer threads; named
- * barrier 3 between the passes. */
-MLA_DEV uint32_t hn_q_pair(const hd_params &p, const hn_small *sh, int r, int d) {
-    if (r >= sh->nrows) return 0u;
-    const int R = sh->row0 + r, t = sh->q_start + R / p.H, h = R % p.H;
-    return __ldg((const uint32_t *)(p.q + (int64_t)t * p.q_st + (int64_t)h * p.q_sh + d));
-}
+ * exponents), so that both parts of S share one accumulator. The 256 consumer threads, 256 / NR a
+ * row: each loads its 16-byte pieces of the row at once (72 / (256 / NR) of them, rounded up) and
+ * keeps them in registers for the conversion; the row max by shuffles. (Loaded a pair at a time
+ * with a shared atomic max, two passes, the 64-row kernel spent ~100 us a CTA here: one DRAM
+ * latency per iteration.) Ends with named barrier 3 over the 256 (qexp in sh). */
 MLA_DEV void hn_load_q(const hd_params &p, hn_small *sh, uint8_t *sm, int tid, const int NR, const int rope_scaled) {
-    const int PAIRS = MLA_KEY_DIM / 2, LAT = MLA_LATENT_DIM / 2;
-    if (tid < NR) sh->qmax[tid] = 0u;
-    HD_BAR(3, 256);
-    for (int k = tid; k < NR * LAT; k += 256) {
-        const int r = k / LAT, d = 2 * (k % LAT);
-        const uint32_t v = hn_q_pair(p, sh, r, d);
-        const float m = fmaxf(fabsf(__uint_as_float(v << 16)), fabsf(__uint_as_float(v & 0xffff0000u)));
-        if (m > 0.f) atomicMax(&sh->qmax[r], __float_as_uint(m)); /* NaN: see below */
+    const int TPR = 256 / NR, NV = (MLA_KEY_DIM / 8 + TPR - 1) / TPR; /* 16 / 5, 8 / 9, 4 / 18 */
+    const int r = tid / TPR, sub = tid % TPR;
+    const uint16_t *qrow = 0;
+    if (r < sh->nrows) {
+        const int R = sh->row0 + r, t = sh->q_start + R / p.H, h = R % p.H;
+        qrow = p.q + (int64_t)t * p.q_st + (int64_t)h * p.q_sh;
     }
-    HD_BAR(3, 256);
-    if (tid < NR) {
-        const uint32_t u = sh->qmax[tid];
-        const int e = (int)((u >> 23) & 0xffu); /* biased exponent of the max (0: zero or subnormal) */
-        sh->qexp[tid] = (e == 0 || e == 255) ? 0 : e - 127 - 14;
+    uint4 v[18];
+    float m = 0.f;
+#pragma unroll
+    for (int i = 0; i < 18; i++) {
+        const int idx = sub + i * TPR; /* 16-byte piece: columns 8 idx .. 8 idx + 7 */
+        v[i] = make_uint4(0u, 0u, 0u, 0u);
+        if (i < NV && idx < MLA_KEY_DIM / 8 && qrow) v[i] = __ldg((const uint4 *)(qrow + 8 * idx));
     }
-    HD_BAR(3, 256);
-    for (int k = tid; k < NR * PAIRS; k += 256) {
-        const int r = k / PAIRS, d = 2 * (k % PAIRS), j = d >> 6, dd = d & 63;
-        uint32_t v = hn_q_pair(p, sh, r, d);
-        int col = dd;
-        const float f = exp2f((float)-sh->qexp[r]);
-        { /* dd = 16c + 4kk + 2hi (+ e = 0): k index 2c + 8hi of k-step kk (every chunk, the rope too) */
+#pragma unroll
+    for (int i = 0; i < 18; i++) {
+        const int idx = sub + i * TPR;
+        if (i < NV && idx < MLA_LATENT_DIM / 8) {
+            const uint32_t x[4] = {v[i].x, v[i].y, v[i].z, v[i].w};
+#pragma unroll
+            for (int k = 0; k < 4; k++) /* fmaxf drops NaN; inf makes qexp 0 below */
+                m = fmaxf(m, fmaxf(fabsf(__uint_as_float(x[k] << 16)), fabsf(__uint_as_float(x[k] & 0xffff0000u))));
+        }
+    }
+    for (int o = 1; o < TPR; o <<= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    const int eb = (int)((__float_as_uint(m) >> 23) & 0xffu); /* biased exponent of the max (0: zero or subnormal) */
+    const int qexp = (eb == 0 || eb == 255) ? 0 : eb - 127 - 14;
+    if (sub == 0) sh->qexp[r] = qexp;
+    const float f = exp2f((float)-qexp);
+#pragma unroll
+    for (int i = 0; i < 18; i++) {
+        const int idx = sub + i * TPR;
+        if (!(i < NV && idx < MLA_KEY_DIM / 8)) continue;
+        const uint32_t x[4] = {v[i].x, v[i].y, v[i].z, v[i].w};
+        const int j = idx >> 3; /* chunk: 64 columns */
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            const int dd = (8 * idx + 2 * k) & 63;
+            /* dd = 16c + 4kk + 2hi (+ e = 0): k index 2c + 8hi of k-step kk (every chunk, the rope too) */
             const int c = dd >> 4, kk = (dd >> 2) & 3, hi = (dd >> 1) & 1;
-            col = 16 * kk + 2 * c + 8 * hi;
+            const int col = 16 * kk + 2 * c + 8 * hi;
+            uint32_t u = x[k];
+            if (j < 8) { /* f16 of q 2^-qexp */
+                __half2 hv = __floats2half2_rn(__uint_as_float(u << 16) * f, __uint_as_float(u & 0xffff0000u) * f);
+                u = *(uint32_t *)&hv;
+            } else if (rope_scaled) {
+                u = pack_bf16x2(__uint_as_float(u << 16) * f, __uint_as_float(u & 0xffff0000u) * f);
+            }
+            *(uint32_t *)(sm + j * (NR * 128) + hn_swz(r, col)) = u;
         }
-        if (j < 8) { /* f16 of q 2^-qexp */
-            __half2 hv = __floats2half2_rn(__uint_as_float(v << 16) * f, __uint_as_float(v & 0xffff0000u) * f);
-            v = *(uint32_t *)&hv;
-        } else if (rope_scaled) {
-            v = pack_bf16x2(__uint_as_float(v << 16) * f, __uint_as_float(v & 0xffff0000u) * f);
-        }
-        *(uint32_t *)(sm + j * (NR * 128) + hn_swz(r, col)) = v;
     }
+    HD_BAR(3, 256);
 }
 
 /* The CTA's row block (x = blockIdx.x) and split: 0 when the slot holds no rows */
@@ -1349,8 +1366,11 @@ MLA_DEV void hs_store_row(const hd_params &p, const hn_small *sh, int q, int c, 
         uint16_t *orow = p.out + (int64_t)t * p.o_st + (int64_t)h * p.o_sh;
 #pragma unroll
         for (int bl = 0; bl < 2; bl++)
-            *(uint2 *)(orow + 128 * (2 * c + bl) + 32 * w + 4 * g) =
-                make_uint2(pack_bf16x2(v[4 * bl], v[4 * bl + 1]), pack_bf16x2(v[4 * bl + 2], v[4 * bl + 3]));
+        { /* two 4-byte stores: out's strides are only even */
+            uint16_t *d = orow + 128 * (2 * c + bl) + 32 * w + 4 * g;
+            *(uint32_t *)d = pack_bf16x2(v[4 * bl], v[4 * bl + 1]);
+            *(uint32_t *)(d + 2) = pack_bf16x2(v[4 * bl + 2], v[4 * bl + 3]);
+        }
         if (p.lse && lead) p.lse[(int64_t)t * p.lse_st + h] = lse2 == -INFINITY ? INFINITY : lse2 * 0.69314718055994531f;
     } else {
         const int64_t row = (int64_t)blockIdx.y * p.T * H + (int64_t)t * H + h;
