@@ -1299,15 +1299,6 @@ MLA_DEV uint64_t hd_opaque64(uint64_t x) {
     asm volatile("" : "+l"(x));
     return x;
 }
-/* descriptor d with its start address moved by o4 (16-byte units): the 14-bit address field cannot
- * carry into bit 14 for shared addresses below 256 KB, so one 32-bit add on the low word does it
- * (a 64-bit add is two uniform adds and moves per k-step; opaque to the compiler like hd_opaque64) */
-MLA_DEV uint64_t hd_desc_add(uint64_t d, uint32_t o4) {
-    uint64_t r;
-    asm volatile("{\n .reg .b32 lo, hi;\n mov.b64 {lo, hi}, %1;\n add.u32 lo, lo, %2;\n mov.b64 %0, {lo, hi};\n}\n"
-                 : "=l"(r) : "l"(d), "r"(o4));
-    return r;
-}
 
 /* The chunk orders of S = Q K^T (each a compile-time constant: computed at run time, the chunk
  * offsets pushed the consumer into spills inside the S loop):
@@ -1395,11 +1386,6 @@ MLA_DEV float hd_quad_max(float x) {
 MLA_DEV float hd_quad_sum(float x) {
     x += __shfl_xor_sync(0xffffffffu, x, 1);
     return x + __shfl_xor_sync(0xffffffffu, x, 2);
-}
-MLA_DEV float hd_ex2(float x) { /* 2^x; -inf -> +0 */
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-    return y;
 }
 /* What a consumer thread keeps between tiles. */
 typedef struct hd_cstate {

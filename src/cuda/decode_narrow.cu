@@ -106,6 +106,8 @@ typedef struct hn_small {
     int32_t b, q_start, q_len, nrows, row0, seq, t_begin, nt;
     int32_t job_ok;              /* 0: the CTA's slot holds no rows */
     int32_t cx;                  /* consumer 1's scale exponent C (after the row arrays: 8-byte pair loads of those) */
+    int32_t moved[4];            /* 64-row kernel, tile n % 4: some row's running max moved (O^T needs rescaling) */
+    int32_t kmin;                /* 64-row kernel: the smallest key limit over the block's rows (tiles below it need no mask) */
 } hn_small;
 
 #define HN_SMEM_BYTES (1024 + HN_BIG + (int)sizeof(hn_small))
@@ -1042,13 +1044,15 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_w1(const __gri
        scale block's wgmmas into one accumulator folded into S with the exact f32 scales, the
        rope by a bf16 wgmma, Q in f16 times 2^-qexp per row (hn_load_q);
      softmax (owner): y = x + e_k (the 32-row kernel's per-key exponent), the tile max per row
-       across the four warps, the running max m_n = max(m_{n-1}, tile max) published in a ring,
+       across the four warps, the running max m_n published in a ring (lazy: it moves only when the
+       tile max passes it by more than 2^8, and a per-tile flag says whether any row moved),
        P' = exp2(y - m_n) as one f16 term (MLA_PRECISION_BF16_P only, as the 32-row kernel), the
        f16 scale table of V, and P'^T stored by stmatrix; then pready[n % 2];
-     P.V (both consumers, every tile in order): O^T_c *= exp2(m_{n-1} - m_n) (skipped by a warp when
-       no row of it moved), O^T_c += V'_c^T P'^T with V' = f16(e4m3) * f16(s 2^-e_k) from registers.
+     P.V (both consumers, every tile in order): O^T_c *= exp2(m_{n-1} - m_n) (only on tiles where a
+       row moved), O^T_c += V'_c^T P'^T with V' = f16(e4m3) * f16(s 2^-e_k) from registers.
    Each consumer runs, for its own tiles n: S_n, P.V_{n-1} (the other's tile), softmax_n, P.V_n; so
-   one consumer's S runs beside the other's softmax and P.V. Row sums: each lane keeps two rows'
+   one consumer's S runs beside the other's softmax and P.V (written as one loop over the tiles u
+   with one call site per stage: the instruction footprint matters, see the kernel). Row sums: each lane keeps two rows'
    sums over its warp's keys and its own tiles (a reduce-scatter across the 8 lanes of a column),
    merged at the end; each consumer writes its half of out. Registers: O^T 128 a thread.
    Shared memory: Q 9 x 8192 | raw ring of 3 stages | P'^T 2 x [64 rows][64 keys] f16 | the max
@@ -1122,6 +1126,7 @@ MLA_DEV void hs_rs(const float u[16], int g, const int is_max, float out[2]) {
  * key t0 + 8h, row 8j + 2cq + e): 16 groups of two k-steps (A double-buffered), block b's
  * accumulator folded with the scales of keys t0, t0 + 8 once its four groups are done; the rope last. */
 MLA_DEV void hs_scores(const uint8_t *raw, uint32_t sbase, int t0, int cq, float sa[32]) {
+    const uint64_t dq = hd_desc(sbase, 16, 1024); /* Q^T chunk j, k-step kk: + (j HS_QCH + 32 kk) / 16 */
     float acc[32];
     uint32_t af[2][2][4];
     uint4 w0 = make_uint4(0u, 0u, 0u, 0u), w1 = w0;
@@ -1155,7 +1160,7 @@ MLA_DEV void hs_scores(const uint8_t *raw, uint32_t sbase, int t0, int cq, float
         hd_wgmma_fence();
 #pragma unroll
         for (int k2 = 0; k2 < 2; k2++)
-            hs_mma_h(acc, A[k2], hd_desc(sbase + j * HS_QCH + 32 * (2 * half + k2), 16, 1024), (grp & 3) | k2);
+            hs_mma_h(acc, A[k2], hd_desc_add(dq, (uint32_t)(j * HS_QCH + 32 * (2 * half + k2)) >> 4), (grp & 3) | k2);
         hd_wgmma_commit();
     }
     {
@@ -1168,7 +1173,7 @@ MLA_DEV void hs_scores(const uint8_t *raw, uint32_t sbase, int t0, int cq, float
         for (int i = 0; i < 32; i++) sa[i] += acc[i] * (((i >> 1) & 1) ? s1 : s0);
         hd_wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < 4; kk++) hs_mma_b(acc, ar[kk], hd_desc(sbase + 8 * HS_QCH + 32 * kk, 16, 1024), kk);
+        for (int kk = 0; kk < 4; kk++) hs_mma_b(acc, ar[kk], hd_desc_add(dq, (uint32_t)(8 * HS_QCH + 32 * kk) >> 4), kk);
         hd_wgmma_commit();
         HD_WGMMA_WAIT(0);
         hd_pin(acc, 32);
@@ -1182,20 +1187,21 @@ MLA_DEV void hs_scores(const uint8_t *raw, uint32_t sbase, int t0, int cq, float
  * O^T += V'^T P'^T (V' = f16(e4m3) * the f16 scale table; keys 16ks + 2cq, +1, +8, +9 of columns
  * 128b + 32w + 4g .. +3), two k-steps a group; frees the stage. */
 MLA_DEV void hs_pv(hn_small *sh, const uint8_t *sm, uint32_t sbase, float (*o)[32], int u, int c, int w, int g, int cq) {
+    hd_mbar_wait(smem_u32(&sh->landed[u % HS_STAGES]), (uint32_t)((u / HS_STAGES) & 1)); /* passed (the owner's S waited) */
     hd_mbar_wait(smem_u32(&sh->pready[u & 1]), (uint32_t)((u >> 1) & 1));
     const float *mxr = (const float *)(sm + HS_MX);
-    {
+    if (sh->moved[u & 3]) {
         float al[16];
         int moved = 0;
 #pragma unroll
         for (int j = 0; j < 8; j++) {
             const float2 mn = *(const float2 *)(mxr + (u & 3) * HS_ROWS + 8 * j + 2 * cq);
             const float2 mo = u > 0 ? *(const float2 *)(mxr + ((u - 1) & 3) * HS_ROWS + 8 * j + 2 * cq) : make_float2(-INFINITY, -INFINITY);
-            al[2 * j] = mn.x == -INFINITY ? 1.f : exp2f(mo.x - mn.x);
-            al[2 * j + 1] = mn.y == -INFINITY ? 1.f : exp2f(mo.y - mn.y);
+            al[2 * j] = mn.x == -INFINITY ? 1.f : hd_ex2(mo.x - mn.x);
+            al[2 * j + 1] = mn.y == -INFINITY ? 1.f : hd_ex2(mo.y - mn.y);
             moved |= (al[2 * j] != 1.f) | (al[2 * j + 1] != 1.f);
         }
-        if (__any_sync(0xffffffffu, moved)) {
+        if (__any_sync(0xffffffffu, moved)) { /* this warp's rows */
 #pragma unroll
             for (int m = 0; m < 4; m++)
 #pragma unroll
@@ -1204,7 +1210,7 @@ MLA_DEV void hs_pv(hn_small *sh, const uint8_t *sm, uint32_t sbase, float (*o)[3
     }
     const uint8_t *raw = sm + HS_RAW0 + (u % HS_STAGES) * HN_STAGE;
     const uint16_t *svp = &sh->sv[0][u & 1][0][0];
-    const uint32_t pt = sbase + HS_P0 + (u & 1) * HS_PT;
+    const uint64_t dpt = hd_desc(sbase + HS_P0 + (u & 1) * HS_PT, 16, 1024); /* k-step ks: + 32 ks / 16 */
     const int off = 32 * w + 4 * g;
     uint32_t va[2][4][4];
 #pragma unroll
@@ -1235,7 +1241,7 @@ MLA_DEV void hs_pv(hn_small *sh, const uint8_t *sm, uint32_t sbase, float (*o)[3
         hd_wgmma_fence();
 #pragma unroll
         for (int i2 = 0; i2 < 2; i2++) {
-            const uint64_t dp = hd_desc(pt + 32 * (2 * (grp & 1) + i2), 16, 1024);
+            const uint64_t dp = hd_desc_add(dpt, (uint32_t)(2 * (2 * (grp & 1) + i2)));
             hs_mma_h(o[2 * bl], A[2 * i2], dp, 1);
             hs_mma_h(o[2 * bl + 1], A[2 * i2 + 1], dp, 1);
         }
@@ -1270,17 +1276,30 @@ MLA_DEV void hs_softmax(const hd_params &p, hn_small *sh, uint8_t *sm, uint32_t 
     }
     /* y = x + e_k (log2 units, masked); the tile max per row */
     float y[32], u[16], mt[2];
+    const float fe0 = (float)e0, fe1 = (float)e1;
+    if (key0 + HN_KEYS <= sh->kmin && okm == ~0ull) { /* every key of the tile visible to every row */
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            const float2 qs = *(const float2 *)&sh->qs[8 * j + 2 * cq];
+#pragma unroll
+            for (int k = 0; k < 4; k++) y[4 * j + k] = fmaf(sa[4 * j + k], (k & 1) ? qs.y : qs.x, (k & 2) ? fe1 : fe0);
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            const int q = 8 * j + 2 * cq;
+            const int2 ke = *(const int2 *)&sh->kend[q];
+            const float2 qs = *(const float2 *)&sh->qs[q];
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                const int i = 4 * j + k, h = (k >> 1) & 1, e = k & 1;
+                const int ok = (h ? v1 : v0) && key0 + t0 + 8 * h < (e ? ke.y : ke.x);
+                y[i] = ok ? fmaf(sa[i], e ? qs.y : qs.x, h ? fe1 : fe0) : -INFINITY;
+            }
+        }
+    }
 #pragma unroll
     for (int j = 0; j < 8; j++) {
-        const int q = 8 * j + 2 * cq;
-        const int2 ke = *(const int2 *)&sh->kend[q];
-        const float2 qs = *(const float2 *)&sh->qs[q];
-#pragma unroll
-        for (int k = 0; k < 4; k++) {
-            const int i = 4 * j + k, h = (k >> 1) & 1, e = k & 1;
-            const int ok = (h ? v1 : v0) && key0 + t0 + 8 * h < (e ? ke.y : ke.x);
-            y[i] = ok ? sa[i] * (e ? qs.y : qs.x) + (float)(h ? e1 : e0) : -INFINITY;
-        }
         u[2 * j] = fmaxf(y[4 * j], y[4 * j + 2]);
         u[2 * j + 1] = fmaxf(y[4 * j + 1], y[4 * j + 3]);
     }
@@ -1299,6 +1318,7 @@ MLA_DEV void hs_softmax(const hd_params &p, hn_small *sh, uint8_t *sm, uint32_t 
             }
         }
     }
+    uint32_t mv = 0u;
     {
         float mn[2];
 #pragma unroll
@@ -1306,13 +1326,17 @@ MLA_DEV void hs_softmax(const hd_params &p, hn_small *sh, uint8_t *sm, uint32_t 
             const int q = qr + e;
             const float m4 = fmaxf(fmaxf(sh->red[0][n & 1][0][q], sh->red[0][n & 1][1][q]), fmaxf(sh->red[0][n & 1][2][q], sh->red[0][n & 1][3][q]));
             const float mo = n > 0 ? mxr[((n - 1) & 3) * HS_ROWS + q] : -INFINITY;
-            mn[e] = fmaxf(mo, m4);
-            lrow[e] *= mn[e] == -INFINITY ? 1.f : exp2f(mown[e] - mn[e]);
+            /* lazy: the max moves only when a score passes it by more than 2^8 (P' <= 2^8 in f16) */
+            mn[e] = m4 > mo + 8.f ? m4 : mo;
+            mv |= mn[e] != mo;
+            lrow[e] *= mn[e] == -INFINITY ? 1.f : hd_ex2(mown[e] - mn[e]);
             mown[e] = mn[e];
         }
         if (w == 0) *(float2 *)(mxr + (n & 3) * HS_ROWS + qr) = make_float2(mn[0], mn[1]);
     }
-    HD_BAR_R(1 + c, 128); /* m_n of every row */
+    /* m_n of every row; whether any moved */
+    if (c == 0) HD_BAR_OR(1, 128, mv, mv); else HD_BAR_OR(2, 128, mv, mv);
+    if ((tid & 127) == 0) sh->moved[n & 3] = (int)mv;
     float base[16];
 #pragma unroll
     for (int j = 0; j < 8; j++) {
@@ -1321,7 +1345,7 @@ MLA_DEV void hs_softmax(const hd_params &p, hn_small *sh, uint8_t *sm, uint32_t 
         base[2 * j + 1] = b2.y == -INFINITY ? 0.f : b2.y;
     }
 #pragma unroll
-    for (int i = 0; i < 32; i++) y[i] = exp2f(y[i] - base[2 * (i >> 2) + (i & 1)]);
+    for (int i = 0; i < 32; i++) y[i] = hd_ex2(y[i] - base[2 * (i >> 2) + (i & 1)]);
     { /* row sums: P' 2^-e_k = exp2(x - m) */
         const float g0 = hw_pow2(-e0), g1 = hw_pow2(-e1);
         float ls[2];
@@ -1407,11 +1431,15 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_s1(const __gri
         }
         sh->kend[tid] = ke;
         sh->qs[tid] = p.scale_log2 * exp2f((float)sh->qexp[tid]);
+        /* kmin: key limits are seq - q_len + i + 1 (causal, growing with the row) or seq; the block's first row has the smallest */
+        if (tid == 0) sh->kmin = ke < seq ? ke : seq;
     }
     hd_fence_proxy_async(); /* generic stores -> the wgmma reads */
     HD_BAR(3, 256);
 
-    /* ---- consumers: own tiles n = c, c + 2, ...: S_n, P.V_{n-1}, softmax_n, P.V_n ---- */
+    /* ---- consumers: for every tile u in order, P.V_u; before it, the softmax of an own tile
+       (u % 2 = c), or S of the next own tile u + 1 (tile 0: consumer 0 first computes S_0). One call
+       site per stage: two copies of P.V had put a quarter of the issue stalls on instruction fetch. ---- */
     const int c = tid >> 7, w = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, cq = lane & 3;
     float o[4][32];
 #pragma unroll
@@ -1419,18 +1447,16 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_s1(const __gri
 #pragma unroll
         for (int i = 0; i < 32; i++) o[m][i] = 0.f;
     float lrow[2] = {0.f, 0.f}, mown[2] = {-INFINITY, -INFINITY};
-    for (int n = c; n <= nt; n += 2) {
-        float sa[32];
-        if (n < nt) {
-            const int s = n % HS_STAGES;
-            hd_mbar_wait(smem_u32(&sh->landed[s]), (uint32_t)((n / HS_STAGES) & 1));
+    float sa[32];
+    for (int u = 0; u < nt; u++) {
+        const int own = (u & 1) == c, sn = own ? (u == 0 ? 0 : -1) : u + 1;
+        if (sn >= 0 && sn < nt) {
+            const int s = sn % HS_STAGES;
+            hd_mbar_wait(smem_u32(&sh->landed[s]), (uint32_t)((sn / HS_STAGES) & 1));
             hs_scores(sm + HS_RAW0 + s * HN_STAGE, sbase, 16 * w + g, cq, sa);
         }
-        if (n >= 1) hs_pv(sh, sm, sbase, o, n - 1, c, w, g, cq);
-        if (n < nt) {
-            hs_softmax(p, sh, sm, sbase, sa, n, c, w, g, cq, tid, lrow, mown);
-            hs_pv(sh, sm, sbase, o, n, c, w, g, cq);
-        }
+        if (own) hs_softmax(p, sh, sm, sbase, sa, u, c, w, g, cq, tid, lrow, mown);
+        hs_pv(sh, sm, sbase, o, u, c, w, g, cq);
     }
 
     /* ---- the end: row sums over warps and consumers at the final max; each consumer writes its half ---- */

@@ -168,6 +168,21 @@ MLA_DEV uint64_t hd_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
            (1ull << 62);
 }
 
+/* descriptor d with its start address moved by o4 (16-byte units): the 14-bit address field cannot
+ * carry into bit 14 for shared addresses below 256 KB, so one 32-bit add on the low word does it
+ * (a 64-bit add is two uniform adds and moves per k-step; opaque to the compiler like hd_opaque64) */
+MLA_DEV uint64_t hd_desc_add(uint64_t d, uint32_t o4) {
+    uint64_t r;
+    asm volatile("{\n .reg .b32 lo, hi;\n mov.b64 {lo, hi}, %1;\n add.u32 lo, lo, %2;\n mov.b64 %0, {lo, hi};\n}\n"
+                 : "=l"(r) : "l"(d), "r"(o4));
+    return r;
+}
+MLA_DEV float hd_ex2(float x) { /* 2^x; -inf -> +0 */
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+
 /* bf16x2 multiplier of hd_e4m3x2 for the scale sc (a power of two in range, or 1): 2^112 sc */
 MLA_DEV uint32_t hd_f8_mul(float sc) {
     const uint32_t u = __float_as_uint(sc * 5.192296858534828e33f) >> 16; /* exact: powers of two */
