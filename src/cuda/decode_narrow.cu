@@ -1267,13 +1267,6 @@ MLA_DEV void hs_softmax(const hd_params &p, hn_small *sh, uint8_t *sm, uint32_t 
     if (!v0) sc0 = make_float4(0.f, 0.f, 0.f, 0.f);
     if (!v1) sc1 = make_float4(0.f, 0.f, 0.f, 0.f);
     const int e0 = hw_kexp(sc0), e1 = hw_kexp(sc1);
-    { /* V's scale table: thread cq writes block cq of its two keys, f16 of s 2^-e_k */
-        const float f0 = hw_pow2(-e0), f1 = hw_pow2(-e1);
-        const float u0 = cq == 0 ? sc0.x : cq == 1 ? sc0.y : cq == 2 ? sc0.z : sc0.w;
-        const float u1 = cq == 0 ? sc1.x : cq == 1 ? sc1.y : cq == 2 ? sc1.z : sc1.w;
-        sh->sv[0][n & 1][cq][t0] = __half_as_ushort(__float2half_rn(u0 * f0));
-        sh->sv[0][n & 1][cq][t0 + 8] = __half_as_ushort(__float2half_rn(u1 * f1));
-    }
     /* y = x + e_k (log2 units, masked); the tile max per row */
     float y[32], u[16], mt[2];
     const float fe0 = (float)e0, fe1 = (float)e1;
@@ -1307,6 +1300,14 @@ MLA_DEV void hs_softmax(const hd_params &p, hn_small *sh, uint8_t *sm, uint32_t 
     const int qr = 8 * g + 2 * cq; /* this lane's rows after the reduce-scatter: qr, qr + 1 */
     *(float2 *)&sh->red[0][n & 1][w][qr] = make_float2(mt[0], mt[1]);
     HD_BAR_R(1 + c, 128);
+    { /* V's scale table: thread cq writes block cq of its two keys, f16 of s 2^-e_k (after the barrier:
+         this consumer's reads of the table two tiles ago are behind it) */
+        const float f0 = hw_pow2(-e0), f1 = hw_pow2(-e1);
+        const float u0 = cq == 0 ? sc0.x : cq == 1 ? sc0.y : cq == 2 ? sc0.z : sc0.w;
+        const float u1 = cq == 0 ? sc1.x : cq == 1 ? sc1.y : cq == 2 ? sc1.z : sc1.w;
+        sh->sv[0][n & 1][cq][t0] = __half_as_ushort(__float2half_rn(u0 * f0));
+        sh->sv[0][n & 1][cq][t0 + 8] = __half_as_ushort(__float2half_rn(u1 * f1));
+    }
     /* keys that do not exist: latent bytes zeroed before P.V (f16 keeps e4m3 NaN; 0 * NaN). Every warp
        of the owner is done reading the tile's K (the barrier above). */
     {
