@@ -16,6 +16,9 @@
  *     tiles of each request (the CTAs holding them take the exact program, the others not), pages
  *     64, 128, 16, 32 (TMA) and 1, 61, 100 (cp.async), NaN bytes (e4m3 NaN, NaN scales, NaN rope) in
  *     every unused slot and page.
+ *   - the raw-tile FP8 kernels (decode_narrow.cu), each forced on its own suite: 16 rows (run_narrow),
+ *     32 and 64 rows under MLA_PRECISION_BF16_P (run_wide): pages 1, 7, 16, 32, 61, 64, 128,
+ *     partial row blocks, scales not powers of two and over many binades, an out-of-range page;
  * No CUDA device or no SM 9.0: one SKIP line. MLA_TEST_QUICK=1: a reduced set.
  * MLA_BENCH_HOPPER=1: also times BF16 and FP8 at b=128 h=128 s_q=2 seq 4K/8K/32K, b=128 h=16 s_q=1
  * seq 16K and small batches (cudaEvents, 256 MB L2 flush between runs, median of 20): TFLOPS and

@@ -27,6 +27,15 @@
          (narrow_check.sh, GB/s): h16 16K 2634 -> 2759, h16 page 16 2240 -> 2742, h8 4K 2218 ->
          2286; w1 h16 s_q=2 bf16p 1885 -> 1976 (the 64-byte TMA swizzle alone, tried first: n1
          unchanged, w1 2022)
+     s1  64 rows a CTA (hn_decode_kernel_s1, the end of this file): more than 32 rows a request under
+         MLA_PRECISION_BF16_P (h = 128); the two consumers on FlashMLA's seesaw (each owns half of
+         O^T, they take turns on S and the softmax). H100, against the 64-row FP8 kernel, TFLOPS:
+         h128 s_q=2 4K / 8K / 32K bf16p 226 / 245 / 258 -> 370 / 411 / 444 (first version 230 /
+         267 / 336; then Q at once, lazy max, ex2.approx, one P.V call site), s_q=1 236 -> 411;
+         pages 16 / 32 / 61 within 2% of page 64
+     q1  (all three) Q loaded at once, 16 bytes a piece, the row max by shuffles (a pair at a time with
+         a shared atomic max cost ~100 us a CTA at 64 rows): n1 h16 16K 2.77 -> 2.85 TB/s, b=4 h16
+         32K 1.25 -> 1.43; w1 h16 s_q=2 1.96 -> 2.06, b=4 0.92 -> 1.28
    TFLOPS / bytes as decode_hopper.cu counts them (656 B per key).
 
    ---- design -----------------------------------------------------------------------------------
