@@ -772,6 +772,22 @@ MLA_DEV int hw_kexp(float4 s) {
 }
 MLA_DEV float hw_f4(float4 v, int b) { return b == 0 ? v.x : b == 1 ? v.y : b == 2 ? v.z : v.w; } /* b compile-time */
 MLA_DEV float hw_pow2(int e) { return __int_as_float((127 + e) << 23); } /* e in [-126, 127] */
+/* The 32- and 64-row kernels' per-row state (threads tid < NR; after hn_load_q, before the consumers'
+ * barrier): the key limit kend (causal: seq - q_len + i + 1), the scale of the row's scores qs =
+ * scale_log2 2^qexp, and kmin, the block's smallest limit (its first row's: limits grow with the row). */
+MLA_DEV void hn_row_limits(const hd_params &p, hn_small *sh, int tid, const int NR) {
+    if (tid >= NR) return;
+    const int seq = sh->seq;
+    int ke = 0;
+    if (tid < sh->nrows) {
+        const int i = (sh->row0 + tid) / p.H;
+        ke = p.causal ? seq - sh->q_len + i + 1 : seq;
+        ke = ke < seq ? ke : seq;
+    }
+    sh->kend[tid] = ke;
+    sh->qs[tid] = p.scale_log2 * exp2f((float)sh->qexp[tid]);
+    if (tid == 0) sh->kmin = ke;
+}
 __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_w1(const __grid_constant__ hd_params p) {
     extern __shared__ uint8_t hn_smem_raw[];
     uint8_t *sm = hn_smem_raw + ((1024u - (smem_u32(hn_smem_raw) & 1023u)) & 1023u);
@@ -787,17 +803,8 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_w1(const __gri
     }
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(HN_CONSUMER_REGS));
     hn_load_q(p, sh, sm, tid, HW_ROWS, 1);
-    const int seq = sh->seq, H = p.H;
-    if (tid < HW_ROWS) { /* per row: its key limit, the scale of its scores */
-        int ke = 0;
-        if (tid < sh->nrows) {
-            const int i = (sh->row0 + tid) / H;
-            ke = p.causal ? seq - sh->q_len + i + 1 : seq;
-            ke = ke < seq ? ke : seq;
-        }
-        sh->kend[tid] = ke;
-        sh->qs[tid] = p.scale_log2 * exp2f((float)sh->qexp[tid]);
-    }
+    hn_row_limits(p, sh, tid, HW_ROWS);
+    const int seq = sh->seq;
     hd_fence_proxy_async(); /* generic stores -> the wgmma reads */
     HD_BAR(3, 256);
 
@@ -1431,19 +1438,7 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_s1(const __gri
     }
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(HS_CONSUMER_REGS));
     hn_load_q(p, sh, sm, tid, HS_ROWS, 1);
-    const int seq = sh->seq, H = p.H;
-    if (tid < HS_ROWS) { /* per row: its key limit, the scale of its scores */
-        int ke = 0;
-        if (tid < sh->nrows) {
-            const int i = (sh->row0 + tid) / H;
-            ke = p.causal ? seq - sh->q_len + i + 1 : seq;
-            ke = ke < seq ? ke : seq;
-        }
-        sh->kend[tid] = ke;
-        sh->qs[tid] = p.scale_log2 * exp2f((float)sh->qexp[tid]);
-        /* kmin: key limits are seq - q_len + i + 1 (causal, growing with the row) or seq; the block's first row has the smallest */
-        if (tid == 0) sh->kmin = ke < seq ? ke : seq;
-    }
+    hn_row_limits(p, sh, tid, HS_ROWS);
     hd_fence_proxy_async(); /* generic stores -> the wgmma reads */
     HD_BAR(3, 256);
 
