@@ -434,11 +434,13 @@ MLA_DEV void hn_store_rows(const hd_params &p, const hn_small *sh, int w, int g,
     }
 }
 
+/* The dynamic shared memory rounded up to 1024 B (the swizzle atoms) by an offset into the array (not
+ * through an integer), so that the compiler keeps the shared state space: LDS, not generic loads. */
+MLA_DEV uint8_t *hn_smem_base(uint8_t *raw) { return raw + ((1024u - (smem_u32(raw) & 1023u)) & 1023u); }
+
 __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __grid_constant__ hd_params p) {
     extern __shared__ uint8_t hn_smem_raw[];
-    /* rounded up to 1024 B by an offset into the array (not through an integer), so that the
-       compiler keeps the shared state space: LDS, not generic loads */
-    uint8_t *sm = hn_smem_raw + ((1024u - (smem_u32(hn_smem_raw) & 1023u)) & 1023u);
+    uint8_t *sm = hn_smem_base(hn_smem_raw);
     hn_small *sh = (hn_small *)(sm + HN_BIG);
     const uint32_t sbase = smem_u32(sm);
     const int tid = threadIdx.x;
@@ -788,9 +790,17 @@ MLA_DEV void hn_row_limits(const hd_params &p, hn_small *sh, int tid, const int 
     sh->qs[tid] = p.scale_log2 * exp2f((float)sh->qexp[tid]);
     if (tid == 0) sh->kmin = ke;
 }
+/* The 32- and 64-row kernels' consumers before their first tile: Q (its rope scaled too), the per-row
+ * state (hn_row_limits), then the generic stores handed to the wgmma reads and barrier 3 over the 256. */
+MLA_DEV void hn_consumers_start(const hd_params &p, hn_small *sh, uint8_t *sm, int tid, const int NR) {
+    hn_load_q(p, sh, sm, tid, NR, 1);
+    hn_row_limits(p, sh, tid, NR);
+    hd_fence_proxy_async();
+    HD_BAR(3, 256);
+}
 __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_w1(const __grid_constant__ hd_params p) {
     extern __shared__ uint8_t hn_smem_raw[];
-    uint8_t *sm = hn_smem_raw + ((1024u - (smem_u32(hn_smem_raw) & 1023u)) & 1023u);
+    uint8_t *sm = hn_smem_base(hn_smem_raw);
     hn_small *sh = (hn_small *)(sm + HW_BIG);
     const uint32_t sbase = smem_u32(sm);
     const int tid = threadIdx.x;
@@ -802,11 +812,8 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_w1(const __gri
         return;
     }
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(HN_CONSUMER_REGS));
-    hn_load_q(p, sh, sm, tid, HW_ROWS, 1);
-    hn_row_limits(p, sh, tid, HW_ROWS);
+    hn_consumers_start(p, sh, sm, tid, HW_ROWS);
     const int seq = sh->seq;
-    hd_fence_proxy_async(); /* generic stores -> the wgmma reads */
-    HD_BAR(3, 256);
 
     /* ---- consumers ---- */
     /* this thread's 8 query rows: qi = 2j + e -> row 8j + 2cq + e (S^T accumulator k = 4j + 2h + e,
@@ -1425,7 +1432,7 @@ MLA_DEV void hs_store_row(const hd_params &p, const hn_small *sh, int q, int c, 
 
 __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_s1(const __grid_constant__ hd_params p) {
     extern __shared__ uint8_t hn_smem_raw[];
-    uint8_t *sm = hn_smem_raw + ((1024u - (smem_u32(hn_smem_raw) & 1023u)) & 1023u);
+    uint8_t *sm = hn_smem_base(hn_smem_raw);
     hn_small *sh = (hn_small *)(sm + HS_BIG);
     const uint32_t sbase = smem_u32(sm);
     const int tid = threadIdx.x;
@@ -1437,10 +1444,7 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_s1(const __gri
         return;
     }
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(HS_CONSUMER_REGS));
-    hn_load_q(p, sh, sm, tid, HS_ROWS, 1);
-    hn_row_limits(p, sh, tid, HS_ROWS);
-    hd_fence_proxy_async(); /* generic stores -> the wgmma reads */
-    HD_BAR(3, 256);
+    hn_consumers_start(p, sh, sm, tid, HS_ROWS);
 
     /* ---- consumers: for every tile u in order, P.V_u; before it, the softmax of an own tile
        (u % 2 = c), or S of the next own tile u + 1 (tile 0: consumer 0 first computes S_0). One call
