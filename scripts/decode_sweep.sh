@@ -2,7 +2,7 @@
 # Issue 5 sweeps on the GPU machine (after scripts/gpu.sh has built build-gpu): decode page sizes,
 # small batches against the split count, prints one line per configuration.
 #   ROUNDS=n (default 2): rounds of the knob sweeps (vals, core, vals8).
-#   bash scripts/decode_sweep.sh [quick|seqline|envab VAR|vals|vals8|core VAR "v1 v2 .."|sched|pages|diag|bf16p|small|all]   (quick: one line per issue-5 shape)
+#   bash scripts/decode_sweep.sh [quick|seqline|s1line|envab VAR|vals|vals8|core VAR "v1 v2 .."|sched|pages|diag|bf16p|small|all]   (quick: one line per issue-5 shape)
 set -uo pipefail
 B=${B:-build-gpu}
 what=${1:-all}
@@ -25,6 +25,18 @@ if [ "$what" = quick ]; then # the issue's shapes, one run each (tuning loop)
   bench "fp8 s_q=2 8K" X=1 -- --format fp8 --batch 128 --heads 128 --sq 2 --seqlen 8192
   bench "fp8 h16 16K" X=1 -- --format fp8 --batch 128 --heads 16 --sq 1 --seqlen 16384
   bench "bf16 page=16 8K" X=1 -- --batch 128 --heads 128 --sq 2 --seqlen 8192 --page-size 16
+fi
+if [ "$what" = s1line ]; then # the 64-row FP8 kernel (fp8 bf16p h=128 s_q=2): time over seqlen and batch
+  # (fixed part per launch and per CTA), and the page pool in order against shuffled (TLB reach)
+  F8="--format fp8 --precision bf16p --heads 128 --sq 2"
+  for s in 1024 2048 4096 8192 16384 32768; do bench "s1 b=128 seq=$s" X=1 -- $F8 --batch 128 --seqlen $s; done
+  for b in 32 64; do bench "s1 b=$b seq=8192" X=1 -- $F8 --batch $b --seqlen 8192; done
+  for sp in 0 1; do
+    bench "s1 32K seqpages=$sp" MLA_BENCH_SEQ_PAGES=$sp -- $F8 --batch 128 --seqlen 32768
+    for s in 16384 32768; do
+      bench "bf16 bf16p $s seqpages=$sp" MLA_BENCH_SEQ_PAGES=$sp -- --precision bf16p --batch 128 --heads 128 --sq 2 --seqlen $s
+    done
+  done
 fi
 if [ "$what" = seqline ]; then # b=128 h=128 s_q=2 over seqlen: time = fixed + per-key; the fixed part is
   # what a launch pays besides its tiles (prologues, epilogues, gaps between CTAs, the tail)

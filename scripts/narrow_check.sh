@@ -4,10 +4,17 @@
 # value of VALS (default "1 0": the automatic choice against the 64-row kernel), ROUNDS rounds
 # (default 2), medians last (TFLOPS and GB/s).
 #   SET=narrow|wide|all bash scripts/narrow_check.sh [notest]
+# BASE=dir (a source tree carried beside this one, e.g. `git archive <rev> | tar -x -C build-base-src`):
+# builds it into build-base and compares this tree ("new") with it ("base") under the automatic
+# choice, alternating, instead of the MLA_HD_NARROW values.
 set -uo pipefail
 OUT=${OUT:-out}; mkdir -p "$OUT"; B=build-gpu
 bash scripts/gpu.sh none > "$OUT/gpu_build.txt" 2>&1 || { tail -30 "$OUT/gpu_build.txt"; exit 1; }
 grep -A3 "hn_decode" "$OUT/build.log" | grep -E "registers|spill" | head -4
+if [ -n "${BASE:-}" ]; then
+  cmake -S "$BASE" -B build-base -DCMAKE_BUILD_TYPE=Release > /dev/null && cmake --build build-base -j "$(nproc)" --target mla_cli > "$OUT/base_build.log" 2>&1 || { tail -20 "$OUT/base_build.log"; exit 1; }
+  VALS="new base"
+fi
 if [ "${1:-}" != notest ]; then
   timeout 300 $B/tests/test_cuda_decode_hopper > "$OUT/t.log" 2>&1; echo "test rc=$?: $(tail -1 "$OUT/t.log")"
   grep -E "^FAIL" "$OUT/t.log" | head -6 | cut -c1-300
@@ -32,7 +39,9 @@ for r in $(seq "${ROUNDS:-2}"); do
   for sh in "${shapes[@]}"; do
     for nr in ${VALS:-1 0}; do
       rm -f "$OUT/nb.md"
-      MLA_HD_NARROW=$nr timeout 90 $B/mla bench decode --backend cuda --no-ceilings --format fp8 ${sh#*|} --md "$OUT/nb.md" > /dev/null 2>&1
+      bin=$B/mla; envs="MLA_HD_NARROW=$nr"
+      case $nr in new) envs="X=1";; base) envs="X=1"; bin=build-base/mla;; esac
+      env $envs timeout 90 $bin bench decode --backend cuda --no-ceilings --format fp8 ${sh#*|} --md "$OUT/nb.md" > /dev/null 2>&1
       echo "$nr|${sh%%|*}|$(grep '^| decode' "$OUT/nb.md" 2>/dev/null | tail -1)" >> "$OUT/nb.txt"
     done
   done
@@ -46,7 +55,7 @@ for l in open(sys.argv[1]):
     f = [x.strip() for x in row.split('|')]
     try: d[(s, n)].append((float(f[4]), float(f[6])))
     except (ValueError, IndexError): pass
-print("%-14s" % "shape" + "".join("%22s" % ("MLA_HD_NARROW=" + v) for v in vals) + "   (TFLOPS / GB/s, medians)")
+print("%-14s" % "shape" + "".join("%22s" % (v if v in ("new", "base") else "MLA_HD_NARROW=" + v) for v in vals) + "   (TFLOPS / GB/s, medians)")
 for s in dict.fromkeys(k[0] for k in d):
     cells = []
     for v in vals:

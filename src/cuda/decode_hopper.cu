@@ -3137,6 +3137,8 @@ extern "C" int mla_cuda_decode_hopper_trace_dump(const char *path) {
     }
     memset(cb, 0, sizeof cb);
     cudaMemcpyToSymbol(hd_cta_buf, cb, sizeof cb);
+    snprintf(p2, sizeof p2, "%s.s1", path); /* the 64-row raw-tile kernel's timeline, when it ran */
+    hn_trace_dump(strcmp(path, "/dev/null") ? p2 : path);
     return 0;
 #else
     (void)path;

@@ -36,6 +36,15 @@
      q1  (all three) Q loaded at once, 16 bytes a piece, the row max by shuffles (a pair at a time with
          a shared atomic max cost ~100 us a CTA at 64 rows): n1 h16 16K 2.77 -> 2.85 TB/s, b=4 h16
          32K 1.25 -> 1.43; w1 h16 s_q=2 1.96 -> 2.06, b=4 0.92 -> 1.28
+     c1  (s1, session 16) code that runs once a CTA made small: a per-CTA timeline (HD_TRACE, HN_CT,
+         scripts/s1_diag.sh) put ~35K cycles of a 64-row CTA's ~58K fixed cycles in the end (16 rows a
+         thread written by unrolled code, ~4700 SASS instructions fetched cold every CTA) and ~18K in
+         Q. The end now stages the rows in shared memory and writes them in a rolled loop
+         (hn_write_rows; 35K -> 5.9K cycles); Q lands by cp.async in its chunks' lines and is
+         converted in place with bank-conflict-free rotated accesses (Q ready 21K -> 14K cycles after
+         entry). s1 bf16p h128 s_q=2 4K / 8K / 32K 371 / 412 / 442 -> 410 / 430 / 444 TF, s_q=1 412 ->
+         422, b=4 32K 696 -> 817 GB/s (same-run A/B); n1 unchanged, w1 within -2% (its end keeps the
+         direct stores: staged, ptxas spilled more inside its loop)
    TFLOPS / bytes as decode_hopper.cu counts them (656 B per key).
 
    ---- design -----------------------------------------------------------------------------------
@@ -76,6 +85,8 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "cuda.h"
 #include "decode_hopper.h"
@@ -120,10 +131,45 @@ typedef struct hn_small {
 } hn_small;
 
 #define HN_SMEM_BYTES (1024 + HN_BIG + (int)sizeof(hn_small))
+#define HN_OPITCH_H 1040                /* staged out rows at the end: 512 bf16 + 16 B (4 words mod 32: no bank conflicts) */
+#define HN_OPITCH_F 2064                /* the same for the f32 partials of a split */
 static_assert(HN_SMEM_BYTES <= 232448, "shared memory budget (227 KB per block)");
 static_assert(HN_RAW0 % 1024 == 0 && HN_STAGE % 1024 == 0 && HN_P0 % 1024 == 0, "1024-byte swizzle atoms");
 static_assert(128 * 64 * 4 <= HN_STAGE, "consumer 1's O^T (128 threads x 64 f32) fits in stage 0 at the end");
 
+
+/* Per-CTA timeline of the 64-row kernel (build with -DHD_TRACE; hn_trace_dump writes it beside
+ * decode_hopper's trace as <path>.s1; scripts/s1_summary.py reads it): [cta][slot], thread 0 of a
+ * role: 0 entry clock, 1 smid, 2 globaltimer at entry, 3 job known (after hn_start), 4 nt,
+ * 5 consumer 0 has Q, 6 consumer 0 past tile 0's landing, 7 consumer 0's P.V of tile 0 done,
+ * 8 consumer 0 leaves the loop, 9 consumer 1 leaves it, 10 consumer 0's stores issued,
+ * 11 globaltimer there, 12 the producer issued tile 0, 13 it issued its last tile, 14 consumer 0
+ * past setmaxnreg, 15 its Q bytes landed (hn_load_q). */
+#ifdef HD_TRACE
+#define HN_CTAS 4096
+#define HN_CT_SLOTS 16
+__device__ unsigned long long hn_cta_buf[HN_CTAS][HN_CT_SLOTS];
+#define HN_CT(slot, val)                                                                          \
+    do {                                                                                          \
+        const unsigned hn_i_ = blockIdx.x + blockIdx.y * gridDim.x;                               \
+        const unsigned long long hn_v_ = (val);                                                   \
+        const int hn_ok_ = hn_i_ < HN_CTAS && (threadIdx.x & 127) == 0;                           \
+        asm volatile("{\n .reg .pred p;\n setp.ne.s32 p, %0, 0;\n @p st.global.u64 [%1], %2;\n}\n" ::"r"(hn_ok_), \
+                     "l"(&hn_cta_buf[hn_i_ & (HN_CTAS - 1)][slot]), "l"(hn_v_) : "memory"); \
+    } while (0)
+MLA_DEV unsigned long long hn_gtimer(void) {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+MLA_DEV unsigned hn_smid(void) {
+    unsigned s;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+    return s;
+}
+#else
+#define HN_CT(slot, val) do { } while (0)
+#endif
 
 /* D[64x16] (+)= A[64x16] B[16x16], f16: A from registers (m64k16 fragment), B K-major in smem */
 MLA_DEV void hn_mma_rs_h(float d[8], const uint32_t a[4], uint64_t db, int acc) {
@@ -172,70 +218,98 @@ MLA_DEV uint32_t hn_prmt(uint32_t a, uint32_t b, uint32_t sel) {
     asm("prmt.b32 %0, %1, %2, %3;\n" : "=r"(r) : "r"(a), "r"(b), "r"(sel));
     return r;
 }
-/* byte offset of element (r, col) in a 128-byte-swizzled tile of 128-byte rows (1024-aligned) */
-MLA_DEV uint32_t hn_swz(int r, int col) { return (uint32_t)(r * 128 + ((((col >> 3) ^ r) & 7) << 4) + (col & 7) * 2); }
 
 /* Q of the block's NR rows (16, 32 or 64; zeros past nrows) into 9 swizzled chunks of NR x 128 B. The
  * latent columns (chunks 0-7, in the K order of the S A fragments: see the design note) as f16 of
  * q 2^-qexp[r], qexp[r] = floor(log2 max |q_r|) - 14, so that the row's largest value lands in
  * [2^14, 2^15): exact (bf16 has 8 significant bits, f16 11) down to 2^-28 of the row's max; the
  * rope (chunk 8) stays bf16, times 2^-qexp[r] too when rope_scaled (exact: bf16 has f32's
- * exponents), so that both parts of S share one accumulator. The 256 consumer threads, 256 / NR a
- * row: each loads its 16-byte pieces of the row at once (72 / (256 / NR) of them, rounded up) and
- * keeps them in registers for the conversion; the row max by shuffles. (Loaded a pair at a time
- * with a shared atomic max, two passes, the 64-row kernel spent ~100 us a CTA here: one DRAM
- * latency per iteration.) Ends with named barrier 3 over the 256 (qexp in sh). */
+ * exponents), so that both parts of S share one accumulator. Ends with named barrier 3 over the 256
+ * consumer threads (qexp in sh).
+ * Chunk j's line of row r (128 B) holds exactly columns 64j .. 64j + 63 of the row, only permuted, so
+ * the row's raw bytes land there first (cp.async, every piece in flight at once; 256 / NR threads a
+ * row, lines j = sub, sub + 256 / NR, ...), the row max comes from the same threads' pieces, and after
+ * a barrier each thread converts whole lines in place (line tid, tid + 256, ...: a warp's lanes take
+ * consecutive rows). Every 16-byte access of a quarter warp goes to 8 different bank groups: the
+ * pieces are visited in an order rotated by the lane (rows are 128 B apart, so without the rotation
+ * the 8 lanes hit one group: the first in-place version measured ~11K cycles here, its conflicts).
+ * The loops stay rolled: this runs once a CTA from a cold instruction cache (unrolled, 18 global
+ * pieces a thread converted word by word, it cost the 64-row kernel ~15K cycles a CTA). */
 MLA_DEV void hn_load_q(const hd_params &p, hn_small *sh, uint8_t *sm, int tid, const int NR, const int rope_scaled) {
-    const int TPR = 256 / NR, NV = (MLA_KEY_DIM / 8 + TPR - 1) / TPR; /* 16 / 5, 8 / 9, 4 / 18 */
-    const int r = tid / TPR, sub = tid % TPR;
+    const int TPR = 256 / NR; /* threads a row: 4, 8, 16 */
+    const int r = tid / TPR, sub = tid % TPR, rot = tid & 7;
     const uint16_t *qrow = 0;
     if (r < sh->nrows) {
         const int R = sh->row0 + r, t = sh->q_start + R / p.H, h = R % p.H;
         qrow = p.q + (int64_t)t * p.q_st + (int64_t)h * p.q_sh;
     }
-    uint4 v[18];
-    float m = 0.f;
+#pragma unroll 1
+    for (int j = sub; j < 9; j += TPR) {
+        uint8_t *line = sm + j * (NR * 128) + r * 128;
 #pragma unroll
-    for (int i = 0; i < 18; i++) {
-        const int idx = sub + i * TPR; /* 16-byte piece: columns 8 idx .. 8 idx + 7 */
-        v[i] = make_uint4(0u, 0u, 0u, 0u);
-        if (i < NV && idx < MLA_KEY_DIM / 8 && qrow) v[i] = __ldg((const uint4 *)(qrow + 8 * idx));
-    }
-#pragma unroll
-    for (int i = 0; i < 18; i++) {
-        const int idx = sub + i * TPR;
-        if (i < NV && idx < MLA_LATENT_DIM / 8) {
-            const uint32_t x[4] = {v[i].x, v[i].y, v[i].z, v[i].w};
-#pragma unroll
-            for (int k = 0; k < 4; k++) /* fmaxf drops NaN; inf makes qexp 0 below */
-                m = fmaxf(m, fmaxf(fabsf(__uint_as_float(x[k] << 16)), fabsf(__uint_as_float(x[k] & 0xffff0000u))));
+        for (int k0 = 0; k0 < 8; k0++) {
+            const int k = (k0 + rot) & 7;
+            if (qrow) cp_async_16(line + 16 * k, qrow + 64 * j + 8 * k);
+            else *(uint4 *)(line + 16 * k) = make_uint4(0u, 0u, 0u, 0u);
         }
     }
-    for (int o = 1; o < TPR; o <<= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-    const int eb = (int)((__float_as_uint(m) >> 23) & 0xffu); /* biased exponent of the max (0: zero or subnormal) */
-    const int qexp = (eb == 0 || eb == 255) ? 0 : eb - 127 - 14;
-    if (sub == 0) sh->qexp[r] = qexp;
-    const float f = exp2f((float)-qexp);
+    asm volatile("cp.async.commit_group;\n cp.async.wait_group 0;\n" ::: "memory");
+    if (NR == 64 && tid == 0) HN_CT(15, clock64());
+    /* max |q| over the latent columns (this thread's own pieces): the magnitudes' bits compare as
+       integers (NaN and inf come out above every number: qexp 0 below) */
+    uint32_t mb = 0u;
+#pragma unroll 1
+    for (int j = sub; j < 8; j += TPR) {
+        const uint8_t *line = sm + j * (NR * 128) + r * 128;
 #pragma unroll
-    for (int i = 0; i < 18; i++) {
-        const int idx = sub + i * TPR;
-        if (!(i < NV && idx < MLA_KEY_DIM / 8)) continue;
-        const uint32_t x[4] = {v[i].x, v[i].y, v[i].z, v[i].w};
-        const int j = idx >> 3; /* chunk: 64 columns */
+        for (int k0 = 0; k0 < 8; k0++) {
+            const uint4 x = *(const uint4 *)(line + 16 * ((k0 + rot) & 7));
+            mb = __vmaxu2(mb, __vmaxu2(__vmaxu2(x.x & 0x7fff7fffu, x.y & 0x7fff7fffu), __vmaxu2(x.z & 0x7fff7fffu, x.w & 0x7fff7fffu)));
+        }
+    }
+    for (int o = 1; o < TPR; o <<= 1) mb = __vmaxu2(mb, __shfl_xor_sync(0xffffffffu, mb, o));
+    const uint32_t hm = (mb >> 16) > (mb & 0xffffu) ? (mb >> 16) : (mb & 0xffffu);
+    const int eb = (int)((hm >> 7) & 0xffu); /* biased exponent of the max (0: zero or subnormal) */
+    if (sub == 0) sh->qexp[r] = (eb == 0 || eb == 255) ? 0 : eb - 127 - 14;
+    HD_BAR(3, 256); /* every line landed and read; qexp */
+    /* in place: word k of piece m (columns 8m + 2k, + 1) goes to word m >> 1 of 16-byte group
+       4 (m & 1) + k (the K order: column 16 kk + 2c + 8 hi of dd = 8m + 2k), groups swizzled by the
+       row. Piece i of the line is read from slot (i + rr) & 7 and rotated back in registers. */
+#pragma unroll 1
+    for (int L = tid; L < 9 * NR; L += 256) {
+        const int j = L / NR, rr = L % NR;
+        uint8_t *line = sm + j * (NR * 128) + rr * 128;
+        const float f = exp2f((float)-sh->qexp[rr]);
+        uint4 x[8];
 #pragma unroll
-        for (int k = 0; k < 4; k++) {
-            const int dd = (8 * idx + 2 * k) & 63;
-            /* dd = 16c + 4kk + 2hi (+ e = 0): k index 2c + 8hi of k-step kk (every chunk, the rope too) */
-            const int c = dd >> 4, kk = (dd >> 2) & 3, hi = (dd >> 1) & 1;
-            const int col = 16 * kk + 2 * c + 8 * hi;
-            uint32_t u = x[k];
-            if (j < 8) { /* f16 of q 2^-qexp */
-                __half2 hv = __floats2half2_rn(__uint_as_float(u << 16) * f, __uint_as_float(u & 0xffff0000u) * f);
-                u = *(uint32_t *)&hv;
-            } else if (rope_scaled) {
-                u = pack_bf16x2(__uint_as_float(u << 16) * f, __uint_as_float(u & 0xffff0000u) * f);
+        for (int i = 0; i < 8; i++) x[i] = *(const uint4 *)(line + 16 * ((i + rr) & 7));
+        /* x[i] holds piece (i + rr) & 7: rotate right by rr & 7 so that x[m] holds piece m */
+#pragma unroll
+        for (int b = 1; b < 8; b <<= 1)
+            if (rr & b) {
+                uint4 t[8];
+#pragma unroll
+                for (int i = 0; i < 8; i++) t[i] = x[(i - b) & 7];
+#pragma unroll
+                for (int i = 0; i < 8; i++) x[i] = t[i];
             }
-            *(uint32_t *)(sm + j * (NR * 128) + hn_swz(r, col)) = u;
+        const int lat = j < 8, conv = lat || rope_scaled;
+#pragma unroll
+        for (int G = 0; G < 8; G++) {
+            uint32_t y[4];
+#pragma unroll
+            for (int wd = 0; wd < 4; wd++) {
+                const uint4 v = x[2 * wd + (G >> 2)];
+                const uint32_t u = (G & 3) == 0 ? v.x : (G & 3) == 1 ? v.y : (G & 3) == 2 ? v.z : v.w;
+                const float lo = __uint_as_float(u << 16) * f, hi = __uint_as_float(u & 0xffff0000u) * f;
+                if (lat) {
+                    __half2 hv = __floats2half2_rn(lo, hi);
+                    y[wd] = *(uint32_t *)&hv;
+                } else {
+                    y[wd] = conv ? pack_bf16x2(lo, hi) : u;
+                }
+            }
+            *(uint4 *)(line + (((G ^ rr) & 7) << 4)) = make_uint4(y[0], y[1], y[2], y[3]);
         }
     }
     HD_BAR(3, 256);
@@ -337,6 +411,7 @@ MLA_DEV void hn_produce(const hd_params &p, hn_small *sh, uint32_t sbase, uint32
             const int s = n % NS;
             if (n >= NS) hd_mbar_wait(smem_u32(&sh->empty[s]), (uint32_t)((n / NS - 1) & 1));
             hn_issue(p, sh, sbase, raw0, smem_u32(&sh->landed[s]), n, l, NS);
+            if (NS == 3 /* the 64-row kernel */ && (n == 0 || n == nt - 1) && tid == 256) HN_CT(n == 0 ? 12 : 13, clock64());
         }
     }
 }
@@ -357,30 +432,6 @@ MLA_DEV float hn_merge_row(const hd_params &p, const hn_small *sh, int q, float 
         *scl *= 1.f / (1.f + expf(p.sink[h] - lse2 * 0.69314718055994531f));
     }
     return lse2;
-}
-/* Row q's 16 output columns of this thread, v[4b + i] = column 128b + 32w + 4g + i: to out (bf16) and
- * lse when unsplit, else the f32 partial and its lse2 for the combine. */
-MLA_DEV void hn_store_row(const hd_params &p, const hn_small *sh, int q, int w, int g, const float v[16], float lse2) {
-    if (q >= sh->nrows) return;
-    const int H = p.H, R = sh->row0 + q, t = sh->q_start + R / H, h = R % H;
-    if (p.nsplit == 1) {
-        uint16_t *orow = p.out + (int64_t)t * p.o_st + (int64_t)h * p.o_sh;
-#pragma unroll
-        for (int b = 0; b < 4; b++) {
-            const int col = 128 * b + 32 * w + 4 * g;
-            *(uint32_t *)(orow + col) = pack_bf16x2(v[4 * b], v[4 * b + 1]);
-            *(uint32_t *)(orow + col + 2) = pack_bf16x2(v[4 * b + 2], v[4 * b + 3]);
-        }
-        if (p.lse && w == 0 && g == 0)
-            p.lse[(int64_t)t * p.lse_st + h] = lse2 == -INFINITY ? INFINITY : lse2 * 0.69314718055994531f;
-    } else {
-        const int64_t row = (int64_t)blockIdx.y * p.T * H + (int64_t)t * H + h;
-        float *orow = p.ws_o + row * MLA_LATENT_DIM;
-#pragma unroll
-        for (int b = 0; b < 4; b++)
-            *(float4 *)(orow + 128 * b + 32 * w + 4 * g) = make_float4(v[4 * b], v[4 * b + 1], v[4 * b + 2], v[4 * b + 3]);
-        if (w == 0 && g == 0) p.ws_lse[row] = lse2;
-    }
 }
 /* sum over the 8 lanes of a row group (lanes g = 0..7 with the same cq) */
 MLA_DEV float hn_sum_g(float v) {
@@ -417,6 +468,78 @@ MLA_DEV void hn_sum_rows(hn_small *sh, int c, int w, int g, int cq, const int NQ
             }
     }
 }
+/* The end of row q once its max M and sum L are known: the lse (unsplit: p.lse in natural log, +inf
+ * for a row without keys; split: lse2 to the workspace) when the row exists; returns the factor of
+ * its O (1 / L, times the sink's factor when unsplit; 0 without keys). */
+MLA_DEV float hn_row_end(const hd_params &p, const hn_small *sh, int q, float M, float L) {
+    const float lse2 = L > 0.f ? M + log2f(L) : -INFINITY;
+    float scl = L > 0.f ? 1.f / L : 0.f;
+    if (q < sh->nrows) {
+        const int H = p.H, R = sh->row0 + q, t = sh->q_start + R / H, h = R % H;
+        if (p.nsplit == 1) {
+            if (p.lse) p.lse[(int64_t)t * p.lse_st + h] = lse2 == -INFINITY ? INFINITY : lse2 * 0.69314718055994531f;
+            if (L > 0.f && p.sink) scl *= 1.f / (1.f + expf(p.sink[h] - lse2 * 0.69314718055994531f));
+        } else {
+            p.ws_lse[(int64_t)blockIdx.y * p.T * H + (int64_t)t * H + h] = lse2;
+        }
+    }
+    return scl;
+}
+
+/* Staged output rows (row q at stage + q HN_OPITCH_H bytes as bf16, or at q
+ * HN_OPITCH_F as f32 when split; the pitches are 4 words mod 32, so that the staging stores of a
+ * warp's rows 2cq apart fall in different banks) to out, or to the f32 partials of split
+ * blockIdx.y, by nth threads in 16-byte pieces (4-byte stores where out's address or strides are
+ * not 16-byte multiples). A rolled loop: it runs once a CTA from a cold instruction cache (unrolled
+ * per thread and row, the 64-row kernel's end took ~30K cycles a CTA, HN_CT timeline, session 16). */
+MLA_DEV void hn_write_rows(const hd_params &p, const hn_small *sh, const uint8_t *stage, int tid, int nth) {
+    const int H = p.H, nrows = sh->nrows;
+    if (p.nsplit == 1) {
+        const int a16 = (((uintptr_t)p.out | (uintptr_t)(p.o_sh * 2) | (uintptr_t)(p.o_st * 2)) & 15u) == 0;
+#pragma unroll 1
+        for (int x = tid; x < nrows * 64; x += nth) {
+            const int q = x >> 6, k = x & 63, R = sh->row0 + q, t = sh->q_start + R / H, h = R % H;
+            const uint4 v = *(const uint4 *)(stage + q * HN_OPITCH_H + 16 * k);
+            uint16_t *d = p.out + (int64_t)t * p.o_st + (int64_t)h * p.o_sh + 8 * k;
+            if (a16) {
+                *(uint4 *)d = v;
+            } else {
+                *(uint32_t *)d = v.x; *(uint32_t *)(d + 2) = v.y; *(uint32_t *)(d + 4) = v.z; *(uint32_t *)(d + 6) = v.w;
+            }
+        }
+    } else {
+#pragma unroll 1
+        for (int x = tid; x < nrows * 128; x += nth) {
+            const int q = x >> 7, k = x & 127, R = sh->row0 + q, t = sh->q_start + R / H, h = R % H;
+            const int64_t row = (int64_t)blockIdx.y * p.T * H + (int64_t)t * H + h;
+            *(float4 *)(p.ws_o + row * MLA_LATENT_DIM + 4 * k) = *(const float4 *)(stage + q * HN_OPITCH_F + 16 * k);
+        }
+    }
+}
+/* Row q's 16 output columns of this thread, v[4b + i] = column 128b + 32w + 4g + i: to out (bf16) and
+ * lse when unsplit, else the f32 partial and its lse2 for the combine. */
+MLA_DEV void hn_store_row(const hd_params &p, const hn_small *sh, int q, int w, int g, const float v[16], float lse2) {
+    if (q >= sh->nrows) return;
+    const int H = p.H, R = sh->row0 + q, t = sh->q_start + R / H, h = R % H;
+    if (p.nsplit == 1) {
+        uint16_t *orow = p.out + (int64_t)t * p.o_st + (int64_t)h * p.o_sh;
+#pragma unroll
+        for (int b = 0; b < 4; b++) {
+            const int col = 128 * b + 32 * w + 4 * g;
+            *(uint32_t *)(orow + col) = pack_bf16x2(v[4 * b], v[4 * b + 1]);
+            *(uint32_t *)(orow + col + 2) = pack_bf16x2(v[4 * b + 2], v[4 * b + 3]);
+        }
+        if (p.lse && w == 0 && g == 0)
+            p.lse[(int64_t)t * p.lse_st + h] = lse2 == -INFINITY ? INFINITY : lse2 * 0.69314718055994531f;
+    } else {
+        const int64_t row = (int64_t)blockIdx.y * p.T * H + (int64_t)t * H + h;
+        float *orow = p.ws_o + row * MLA_LATENT_DIM;
+#pragma unroll
+        for (int b = 0; b < 4; b++)
+            *(float4 *)(orow + 128 * b + 32 * w + 4 * g) = make_float4(v[4 * b], v[4 * b + 1], v[4 * b + 2], v[4 * b + 3]);
+        if (w == 0 && g == 0) p.ws_lse[row] = lse2;
+    }
+}
 /* The end's last step (consumer 0): this thread's NQ rows of the merged O^T (o[8][KS], S^T
  * accumulator order) to hn_store_row. */
 MLA_DEV void hn_store_rows(const hd_params &p, const hn_small *sh, int w, int g, int cq, const int NQ, const float *o,
@@ -437,6 +560,8 @@ MLA_DEV void hn_store_rows(const hd_params &p, const hn_small *sh, int w, int g,
 /* The dynamic shared memory rounded up to 1024 B (the swizzle atoms) by an offset into the array (not
  * through an integer), so that the compiler keeps the shared state space: LDS, not generic loads. */
 MLA_DEV uint8_t *hn_smem_base(uint8_t *raw) { return raw + ((1024u - (smem_u32(raw) & 1023u)) & 1023u); }
+
+
 
 __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __grid_constant__ hd_params p) {
     extern __shared__ uint8_t hn_smem_raw[];
@@ -1094,6 +1219,7 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_w1(const __gri
 static_assert(HS_SMEM_BYTES <= 232448, "shared memory budget (227 KB per block)");
 static_assert(HS_RAW0 % 1024 == 0 && HS_P0 % 1024 == 0, "1024-byte swizzle atoms");
 static_assert(HS_STAGES <= HN_STAGES, "hn_small's per-stage barriers");
+static_assert(HS_ROWS * HN_OPITCH_F <= HS_P0, "the staged f32 partials fit below P'^T (Q and the ring are free at the end)");
 static_assert(offsetof(hn_small, red) % 8 == 0 && offsetof(hn_small, lsum) % 8 == 0 && offsetof(hn_small, mx) % 8 == 0 &&
                   offsetof(hn_small, lx) % 8 == 0 && offsetof(hn_small, kend) % 8 == 0 && offsetof(hn_small, qs) % 8 == 0,
               "the 64-row kernel's 8-byte row-pair accesses");
@@ -1404,47 +1530,27 @@ MLA_DEV void hs_softmax(const hd_params &p, hn_small *sh, uint8_t *sm, uint32_t 
     hd_mbar_arrive(smem_u32(&sh->pready[n & 1]));
 }
 
-/* Row q's 8 output columns of this thread (v[4 bl + i] = column 128 (2c + bl) + 32w + 4g + i): to out
- * (bf16) and lse (consumer 0, lane 0 of warp 0) when unsplit, else the f32 partial and its lse2. */
-MLA_DEV void hs_store_row(const hd_params &p, const hn_small *sh, int q, int c, int w, int g, const float v[8], float lse2) {
-    if (q >= sh->nrows) return;
-    const int H = p.H, R = sh->row0 + q, t = sh->q_start + R / H, h = R % H;
-    const int lead = c == 0 && w == 0 && g == 0;
-    if (p.nsplit == 1) {
-        uint16_t *orow = p.out + (int64_t)t * p.o_st + (int64_t)h * p.o_sh;
-#pragma unroll
-        for (int bl = 0; bl < 2; bl++)
-        { /* two 4-byte stores: out's strides are only even */
-            uint16_t *d = orow + 128 * (2 * c + bl) + 32 * w + 4 * g;
-            *(uint32_t *)d = pack_bf16x2(v[4 * bl], v[4 * bl + 1]);
-            *(uint32_t *)(d + 2) = pack_bf16x2(v[4 * bl + 2], v[4 * bl + 3]);
-        }
-        if (p.lse && lead) p.lse[(int64_t)t * p.lse_st + h] = lse2 == -INFINITY ? INFINITY : lse2 * 0.69314718055994531f;
-    } else {
-        const int64_t row = (int64_t)blockIdx.y * p.T * H + (int64_t)t * H + h;
-        float *orow = p.ws_o + row * MLA_LATENT_DIM;
-#pragma unroll
-        for (int bl = 0; bl < 2; bl++)
-            *(float4 *)(orow + 128 * (2 * c + bl) + 32 * w + 4 * g) = make_float4(v[4 * bl], v[4 * bl + 1], v[4 * bl + 2], v[4 * bl + 3]);
-        if (lead) p.ws_lse[row] = lse2;
-    }
-}
-
 __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_s1(const __grid_constant__ hd_params p) {
     extern __shared__ uint8_t hn_smem_raw[];
     uint8_t *sm = hn_smem_base(hn_smem_raw);
     hn_small *sh = (hn_small *)(sm + HS_BIG);
     const uint32_t sbase = smem_u32(sm);
     const int tid = threadIdx.x;
+#ifdef HD_TRACE
+    if (tid == 0) { HN_CT(0, clock64()); HN_CT(1, hn_smid()); HN_CT(2, hn_gtimer()); }
+#endif
     if (!hn_start(p, sh, HS_ROWS, 256u, 256u)) return;
     const int nt = sh->nt;
+    if (tid == 0) { HN_CT(3, clock64()); HN_CT(4, (unsigned long long)nt); }
     if (tid >= 256) { /* ---- producer warpgroup ---- */
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(HS_PRODUCER_REGS));
         hn_produce(p, sh, sbase, HS_RAW0, tid, HS_STAGES);
         return;
     }
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(HS_CONSUMER_REGS));
+    if (tid == 0) HN_CT(14, clock64());
     hn_consumers_start(p, sh, sm, tid, HS_ROWS);
+    if (tid == 0) HN_CT(5, clock64());
 
     /* ---- consumers: for every tile u in order, P.V_u; before it, the softmax of an own tile
        (u % 2 = c), or S of the next own tile u + 1 (tile 0: consumer 0 first computes S_0). One call
@@ -1462,11 +1568,14 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_s1(const __gri
         if (sn >= 0 && sn < nt) {
             const int s = sn % HS_STAGES;
             hd_mbar_wait(smem_u32(&sh->landed[s]), (uint32_t)((sn / HS_STAGES) & 1));
+            if (sn == 0 && tid == 0) HN_CT(6, clock64());
             hs_scores(sm + HS_RAW0 + s * HN_STAGE, sbase, 16 * w + g, cq, sa);
         }
         if (own) hs_softmax(p, sh, sm, sbase, sa, u, c, w, g, cq, tid, lrow, mown);
         hs_pv(sh, sm, sbase, o, u, c, w, g, cq);
+        if (u == 0 && tid == 0) HN_CT(7, clock64());
     }
+    HN_CT(8 + c, clock64());
 
     /* ---- the end: row sums over warps and consumers at the final max; each consumer writes its half ---- */
     {
@@ -1475,33 +1584,37 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_s1(const __gri
         if (w == 0) *(float2 *)((c ? sh->lx : sh->mx) + qr) = make_float2(mown[0], mown[1]);
     }
     hd_mbar_arrive(smem_u32(&sh->done0));
-    hd_mbar_wait(smem_u32(&sh->done0), 0u);
-    const float *mxr = (const float *)(sm + HS_MX);
-#pragma unroll
-    for (int qi = 0; qi < 16; qi++) {
-        const int j = qi >> 1, e = qi & 1, q = 8 * j + 2 * cq + e;
+    hd_mbar_wait(smem_u32(&sh->done0), 0u); /* both consumers past their last P.V: Q and the ring are free */
+    if (tid < HS_ROWS) { /* row tid: the final max M, L over both consumers; 1 / L (sh->qs) and the lse */
+        const int q = tid;
+        const float *mxr = (const float *)(sm + HS_MX);
         const float M = nt > 0 ? mxr[((nt - 1) & 3) * HS_ROWS + q] : -INFINITY;
         const float l0 = sh->lsum[0][0][q] + sh->lsum[0][1][q] + sh->lsum[0][2][q] + sh->lsum[0][3][q];
         const float l1 = sh->lsum[1][0][q] + sh->lsum[1][1][q] + sh->lsum[1][2][q] + sh->lsum[1][3][q];
         const float f0 = M == -INFINITY || sh->mx[q] == -INFINITY ? 0.f : exp2f(sh->mx[q] - M);
         const float f1 = M == -INFINITY || sh->lx[q] == -INFINITY ? 0.f : exp2f(sh->lx[q] - M);
-        const float L = l0 * f0 + l1 * f1;
-        const float lse2 = L > 0.f ? M + log2f(L) : -INFINITY;
-        float scl = L > 0.f ? 1.f / L : 0.f;
-        if (p.nsplit == 1 && L > 0.f && p.sink) {
-            const int h = (sh->row0 + q) % p.H;
-            scl *= 1.f / (1.f + expf(p.sink[h] - lse2 * 0.69314718055994531f));
-        }
-        float v[8];
+        sh->qs[q] = hn_row_end(p, sh, q, M, l0 * f0 + l1 * f1);
+    }
+    HD_BAR(3, 256);
+    /* this thread's 16 rows x 8 columns (128 (2c + bl) + 32w + 4g + i), scaled, into the staging rows
+       at the start of shared memory (bf16, or the f32 partials when split) */
+    const int split = p.nsplit > 1;
+#pragma unroll
+    for (int qi = 0; qi < 16; qi++) {
+        const int j = qi >> 1, e = qi & 1, q = 8 * j + 2 * cq + e;
+        const float scl = sh->qs[q];
 #pragma unroll
         for (int bl = 0; bl < 2; bl++) {
-            v[4 * bl] = o[2 * bl][4 * j + e] * scl;
-            v[4 * bl + 1] = o[2 * bl][4 * j + 2 + e] * scl;
-            v[4 * bl + 2] = o[2 * bl + 1][4 * j + e] * scl;
-            v[4 * bl + 3] = o[2 * bl + 1][4 * j + 2 + e] * scl;
+            const int col = 128 * (2 * c + bl) + 32 * w + 4 * g;
+            const float v0 = o[2 * bl][4 * j + e] * scl, v1 = o[2 * bl][4 * j + 2 + e] * scl;
+            const float v2 = o[2 * bl + 1][4 * j + e] * scl, v3 = o[2 * bl + 1][4 * j + 2 + e] * scl;
+            if (split) *(float4 *)(sm + q * HN_OPITCH_F + 4 * col) = make_float4(v0, v1, v2, v3);
+            else *(uint2 *)(sm + q * HN_OPITCH_H + 2 * col) = make_uint2(pack_bf16x2(v0, v1), pack_bf16x2(v2, v3));
         }
-        hs_store_row(p, sh, q, c, w, g, v, lse2);
     }
+    HD_BAR(3, 256);
+    hn_write_rows(p, sh, sm, tid, 256);
+    if (tid == 0) { HN_CT(10, clock64()); HN_CT(11, hn_gtimer()); }
 }
 
 void hn_launch(const hd_params *p, int rows, cudaStream_t stream) {
@@ -1519,4 +1632,28 @@ int hn_prepare(int rows) {
     if (rows == HW_ROWS)
         return cudaFuncSetAttribute(hn_decode_kernel_w1, cudaFuncAttributeMaxDynamicSharedMemorySize, HW_SMEM_BYTES) == cudaSuccess;
     return cudaFuncSetAttribute(hn_decode_kernel_n1, cudaFuncAttributeMaxDynamicSharedMemorySize, HN_SMEM_BYTES) == cudaSuccess;
+}
+
+/* The 64-row kernel's per-CTA timeline (HD_TRACE builds) to path, "cta slot0 .. slot15" per recorded
+ * CTA, and cleared; -1 in other builds or on an error. */
+int hn_trace_dump(const char *path) {
+#ifdef HD_TRACE
+    static unsigned long long cb[HN_CTAS][HN_CT_SLOTS];
+    if (cudaDeviceSynchronize() != cudaSuccess || cudaMemcpyFromSymbol(cb, hn_cta_buf, sizeof cb) != cudaSuccess) return -1;
+    FILE *f = strcmp(path, "/dev/null") ? fopen(path, "w") : NULL;
+    if (f) {
+        for (int i = 0; i < HN_CTAS; i++)
+            if (cb[i][0] && cb[i][3]) {
+                fprintf(f, "%d", i);
+                for (int k = 0; k < HN_CT_SLOTS; k++) fprintf(f, " %llu", cb[i][k]);
+                fprintf(f, "\n");
+            }
+        fclose(f);
+    }
+    memset(cb, 0, sizeof cb);
+    return cudaMemcpyToSymbol(hn_cta_buf, cb, sizeof cb) == cudaSuccess ? 0 : -1;
+#else
+    (void)path;
+    return -1;
+#endif
 }

@@ -209,5 +209,6 @@ MLA_DEV uint32_t hd_e4m3x2(uint32_t two, uint32_t mul) {
  * launches T H / rows + B x nsplit CTAs. */
 int hn_prepare(int rows); /* the shared-memory attribute; 0 on failure */
 void hn_launch(const hd_params *p, int rows, cudaStream_t stream);
+int hn_trace_dump(const char *path); /* HD_TRACE builds: the 64-row kernel's per-CTA timeline */
 
 #endif
