@@ -45,7 +45,8 @@ MLA_DEV void cp_async_16_zfill(void *smem, const void *gmem, bool pred) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(smem)), "l"(gmem), "r"(n));
 }
 MLA_DEV void cp_async_commit(void) { asm volatile("cp.async.commit_group;\n" ::); }
-#define CP_ASYNC_WAIT(n) asm volatile("cp.async.wait_group %0;\n" ::"n"(n))
+/* the "memory" clobber keeps the compiler from moving shared-memory reads of the landed bytes above it */
+#define CP_ASYNC_WAIT(n) asm volatile("cp.async.wait_group %0;\n" ::"n"(n) : "memory")
 
 /* ---- tensor cores, warp level (m16n8k16 bf16, m16n8k32 e4m3), f32 accumulators ---- */
 MLA_DEV void ldmatrix_x4(uint32_t r[4], const void *smem) {

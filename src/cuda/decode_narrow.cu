@@ -253,7 +253,8 @@ MLA_DEV void hn_load_q(const hd_params &p, hn_small *sh, uint8_t *sm, int tid, c
             else *(uint4 *)(line + 16 * k) = make_uint4(0u, 0u, 0u, 0u);
         }
     }
-    asm volatile("cp.async.commit_group;\n cp.async.wait_group 0;\n" ::: "memory");
+    cp_async_commit();
+    CP_ASYNC_WAIT(0);
     if (NR == 64 && tid == 0) HN_CT(15, clock64());
     /* max |q| over the latent columns (this thread's own pieces): the magnitudes' bits compare as
        integers (NaN and inf come out above every number: qexp 0 below) */
@@ -416,21 +417,36 @@ MLA_DEV void hn_produce(const hd_params &p, hn_small *sh, uint32_t sbase, uint32
     }
 }
 
+/* The end of row q once its max M and sum L (log2 units) are known: *lse2 (-inf: no key) and the
+ * factor of its O, 1 / L times the sink's factor when unsplit (0: no key). */
+MLA_DEV float hn_row_scale(const hd_params &p, const hn_small *sh, int q, float M, float L, float *lse2) {
+    *lse2 = L > 0.f ? M + log2f(L) : -INFINITY;
+    float scl = L > 0.f ? 1.f / L : 0.f;
+    if (p.nsplit == 1 && L > 0.f && p.sink) {
+        const int h = (sh->row0 + q) % p.H;
+        scl *= 1.f / (1.f + expf(p.sink[h] - *lse2 * 0.69314718055994531f));
+    }
+    return scl;
+}
+/* Row q's lse (q < nrows): unsplit to p.lse in natural log (+inf: no key), else lse2 to the split's
+ * workspace row for the combine. */
+MLA_DEV void hn_put_lse(const hd_params &p, const hn_small *sh, int q, float lse2) {
+    const int H = p.H, R = sh->row0 + q, t = sh->q_start + R / H, h = R % H;
+    if (p.nsplit == 1) {
+        if (p.lse) p.lse[(int64_t)t * p.lse_st + h] = lse2 == -INFINITY ? INFINITY : lse2 * 0.69314718055994531f;
+    } else {
+        p.ws_lse[(int64_t)blockIdx.y * p.T * H + (int64_t)t * H + h] = lse2;
+    }
+}
 /* The end of one row q (consumer 0): consumer 1's (max, sum) from sh merged with (m0, l0); *fa, *fb
- * weigh each consumer's O^T, *scl = 1 / L (times the sink's factor when unsplit); returns lse2
- * (-inf: no key). */
+ * weigh each consumer's O^T, *scl as hn_row_scale; returns lse2. */
 MLA_DEV float hn_merge_row(const hd_params &p, const hn_small *sh, int q, float m0, float l0, float *fa, float *fb, float *scl) {
     const float m1 = sh->mx[q], l1 = sh->lx[q];
     const float M = fmaxf(m0, m1);
     *fa = M == -INFINITY ? 0.f : exp2f(m0 - M);
     *fb = M == -INFINITY ? 0.f : exp2f(m1 - M);
-    const float L = l0 * *fa + l1 * *fb;
-    const float lse2 = L > 0.f ? M + log2f(L) : -INFINITY;
-    *scl = L > 0.f ? 1.f / L : 0.f;
-    if (p.nsplit == 1 && L > 0.f && p.sink) {
-        const int h = (sh->row0 + q) % p.H;
-        *scl *= 1.f / (1.f + expf(p.sink[h] - lse2 * 0.69314718055994531f));
-    }
+    float lse2;
+    *scl = hn_row_scale(p, sh, q, M, l0 * *fa + l1 * *fb, &lse2);
     return lse2;
 }
 /* sum over the 8 lanes of a row group (lanes g = 0..7 with the same cq) */
@@ -468,21 +484,12 @@ MLA_DEV void hn_sum_rows(hn_small *sh, int c, int w, int g, int cq, const int NQ
             }
     }
 }
-/* The end of row q once its max M and sum L are known: the lse (unsplit: p.lse in natural log, +inf
- * for a row without keys; split: lse2 to the workspace) when the row exists; returns the factor of
- * its O (1 / L, times the sink's factor when unsplit; 0 without keys). */
+/* The end of row q once its max M and sum L are known: its lse written (when the row exists), its
+ * factor returned (hn_row_scale). */
 MLA_DEV float hn_row_end(const hd_params &p, const hn_small *sh, int q, float M, float L) {
-    const float lse2 = L > 0.f ? M + log2f(L) : -INFINITY;
-    float scl = L > 0.f ? 1.f / L : 0.f;
-    if (q < sh->nrows) {
-        const int H = p.H, R = sh->row0 + q, t = sh->q_start + R / H, h = R % H;
-        if (p.nsplit == 1) {
-            if (p.lse) p.lse[(int64_t)t * p.lse_st + h] = lse2 == -INFINITY ? INFINITY : lse2 * 0.69314718055994531f;
-            if (L > 0.f && p.sink) scl *= 1.f / (1.f + expf(p.sink[h] - lse2 * 0.69314718055994531f));
-        } else {
-            p.ws_lse[(int64_t)blockIdx.y * p.T * H + (int64_t)t * H + h] = lse2;
-        }
-    }
+    float lse2;
+    const float scl = hn_row_scale(p, sh, q, M, L, &lse2);
+    if (q < sh->nrows) hn_put_lse(p, sh, q, lse2);
     return scl;
 }
 
@@ -529,16 +536,14 @@ MLA_DEV void hn_store_row(const hd_params &p, const hn_small *sh, int q, int w, 
             *(uint32_t *)(orow + col) = pack_bf16x2(v[4 * b], v[4 * b + 1]);
             *(uint32_t *)(orow + col + 2) = pack_bf16x2(v[4 * b + 2], v[4 * b + 3]);
         }
-        if (p.lse && w == 0 && g == 0)
-            p.lse[(int64_t)t * p.lse_st + h] = lse2 == -INFINITY ? INFINITY : lse2 * 0.69314718055994531f;
     } else {
         const int64_t row = (int64_t)blockIdx.y * p.T * H + (int64_t)t * H + h;
         float *orow = p.ws_o + row * MLA_LATENT_DIM;
 #pragma unroll
         for (int b = 0; b < 4; b++)
             *(float4 *)(orow + 128 * b + 32 * w + 4 * g) = make_float4(v[4 * b], v[4 * b + 1], v[4 * b + 2], v[4 * b + 3]);
-        if (w == 0 && g == 0) p.ws_lse[row] = lse2;
     }
+    if (w == 0 && g == 0) hn_put_lse(p, sh, q, lse2);
 }
 /* The end's last step (consumer 0): this thread's NQ rows of the merged O^T (o[8][KS], S^T
  * accumulator order) to hn_store_row. */
@@ -560,8 +565,6 @@ MLA_DEV void hn_store_rows(const hd_params &p, const hn_small *sh, int w, int g,
 /* The dynamic shared memory rounded up to 1024 B (the swizzle atoms) by an offset into the array (not
  * through an integer), so that the compiler keeps the shared state space: LDS, not generic loads. */
 MLA_DEV uint8_t *hn_smem_base(uint8_t *raw) { return raw + ((1024u - (smem_u32(raw) & 1023u)) & 1023u); }
-
-
 
 __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __grid_constant__ hd_params p) {
     extern __shared__ uint8_t hn_smem_raw[];
