@@ -52,6 +52,11 @@ def main(path):
                 a["init"].append(s[19] - s[18])
             if s[20]:
                 a["qahead"].append(s[20] - s[4])
+            if s[21]:  # the plan's steps (first segment): costs loaded, first barrier, scan, plan done
+                a["pcost"].append(s[17] - s[0] if s[17] else 0)
+                a["pbar"].append(s[21] - s[0])
+                a["pscan"].append(s[22] - s[0] if s[22] else 0)
+                a["pdone"].append(s[23] - s[0] if s[23] else 0)
             if w + 1 < len(lst):
                 a["gap"].append(lst[w + 1][0] - s[5])
                 if s[19]:
@@ -71,6 +76,11 @@ def main(path):
             a = acc[w]
             m = lambda k: sum(a[k]) / len(a[k]) if a[k] else 0.0
             print(f"  {('>=' if w == 2 else '') + str(w):6s} {m('stage'):6.0f} {m('fence'):6.0f} {m('quiet'):7.0f} {m('init'):6.0f} {m('tonext'):7.0f} {m('qahead'):8.0f}")
+    if acc[0]["pbar"]:
+        a = acc[0]
+        m = lambda k: sum(a[k]) / len(a[k]) if a[k] else 0.0
+        print(f"  plan (first segments, cycles after entry): costs loaded {m('pcost'):.0f}, first barrier {m('pbar'):.0f}, "
+              f"scan {m('pscan'):.0f}, plan done {m('pdone'):.0f}, job known {m('job'):.0f}")
 
 
 if __name__ == "__main__":

@@ -357,9 +357,13 @@ __device__ unsigned long long hd_trace_buf[3][HD_TRACE_TILES][HD_TRACE_EV];
 __device__ unsigned long long hd_cta_buf[HD_CTAS][HD_CT_SLOTS];
 #define HD_CT(slot, val) HD_CT_IF(slot, val, (threadIdx.x & 127) == 0)
 #define HD_CT1(slot, val) HD_CT_IF(slot, val, 1)
-#define HD_CT_IF(slot, val, cond)                                                                 \
+#define HD_CT_IF(slot, val, cond) HD_CT_ID((J).id, slot, val, cond)
+/* the plan's steps (hd_plan_cta, before any job): slots 17 (thread 128 has loaded its request's cost),
+   21 (thread 0 past the first barrier), 22 (the scan done), 23 (the plan published or read) */
+#define HD_CT_PLAN(slot) HD_CT_ID(blockIdx.x + blockIdx.y * gridDim.x, slot, clock64(), threadIdx.x == ((slot) == 17 ? 128 : 0))
+#define HD_CT_ID(idv, slot, val, cond)                                                            \
     do {                                                                                          \
-        const unsigned hd_i_ = (unsigned)(J).id;                                                  \
+        const unsigned hd_i_ = (unsigned)(idv);                                                   \
         const unsigned long long hd_v_ = (val);                                                   \
         const int hd_ok_ = hd_i_ < HD_CTAS && (cond);                                             \
         asm volatile("{\n .reg .pred p;\n setp.ne.s32 p, %0, 0;\n @p st.global.u64 [%1], %2;\n}\n" ::"r"(hd_ok_), \
@@ -369,6 +373,7 @@ __device__ unsigned long long hd_cta_buf[HD_CTAS][HD_CT_SLOTS];
 #define HD_T(role, ev, n) do { } while (0)
 #define HD_CT(slot, val) do { } while (0)
 #define HD_CT1(slot, val) do { } while (0)
+#define HD_CT_PLAN(slot) do { } while (0)
 #endif
 
 
@@ -681,6 +686,28 @@ MLA_DEV int hd_sched_next(const hd_params &p, hd_small *sm, int x, hd_job *J) {
     return 0;
 }
 
+/* Q by TMA: a full row block is 64 consecutive (token, head) rows (q_map) */
+MLA_DEV int hd_q_by_tma(const hd_params &p, const hd_job &J) { return p.q_tma && J.row0 + HD_ROWS <= J.nrows; }
+
+/* One thread, ahead of J's segment (TMA with 64-row boxes, BF16 caches): the pages of its first two
+ * tiles into J->pg (hd_tma_prep takes them from the job: a block-table load cost ~1K cycles of a
+ * segment's start) and those tiles into L2 */
+MLA_DEV void hd_job_ahead(const hd_params &p, hd_job *J) {
+    for (int m = 0; m < 2; m++) {
+        J->pg[m] = -2;
+        const int key = (J->t_begin + m) * HD_KEYS;
+        if (!p.tma || p.fp8 || p.box != HD_KEYS || m >= J->nt) continue;
+        int32_t page = -1;
+        if (key < J->seq) page = p.bt[(int64_t)J->b * p.bt_stride + key / p.page_size];
+        J->pg[m] = page;
+        if (page >= 0 && page < p.num_pages)
+            for (int c = 0; c < HD_NCH; c++)
+                asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];\n" ::"l"((uint64_t)&p.kv_map),
+                             "r"(64 * c), "r"(key % p.page_size), "r"(page)
+                             : "memory");
+    }
+}
+
 /* The plan and the CTA's first job (all threads, before the roles split): CTA 0's published plan
  * if it is there; else the requests' costs, their prefix sums in scratch (the shared memory of the
  * K stages, free until the first tile), W, P' and the mode; CTA 0 publishes. Returns 1 with
@@ -688,7 +715,9 @@ MLA_DEV int hd_sched_next(const hd_params &p, hd_small *sm, int x, hd_job *J) {
 MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
     int64_t *cum = (int64_t *)(gbase + HD_SK0);   /* [B + 1] */
     int64_t *wsum = (int64_t *)(gbase + HD_SK1);  /* [32] the scan's warp sums */
-    unsigned long long *mm = (unsigned long long *)(gbase + HD_SK1 + 256); /* min, max cost; over; requests */
+    /* min, max cost; over; requests (32 bits: costs are c0 + tiles < 2^26, and shared-memory atomics of
+       64 bits are compare-and-swap loops: 128 contending threads took ~15K cycles of the first wave) */
+    unsigned *mm = (unsigned *)(gbase + HD_SK1 + 256);
     hd_job *job_lane = (hd_job *)(gbase + HD_SK1 + 512); /* mode 2's first job (thread 64, ahead of the mode) */
     const int tid = threadIdx.x;
     const int x = blockIdx.x + blockIdx.y * gridDim.x;
@@ -704,7 +733,19 @@ MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
     if (tid == 64 && p.persist) { /* thread 64: mode 2's (the first lane job with rows: x, x + gridDim.x, ...) */
         hd_job Jl;
         sm->sc_lane = hd_first_lane(p, x, &Jl);
-        if (sm->sc_lane) *job_lane = Jl;
+        if (sm->sc_lane) {
+            *job_lane = Jl;
+            /* its block-table line and Q into L2 while the plan is made (unused unless mode 2): in the
+               first wave every CTA's Q comes at once, and the page lookup behind it took ~8K cycles */
+            asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p.bt + (int64_t)Jl.b * p.bt_stride));
+            if (Jl.nt > 0 && hd_q_by_tma(p, Jl)) {
+                const int i0 = Jl.row0 / p.H, h0 = Jl.row0 - i0 * p.H;
+                for (int c = 0; c < HD_NCH; c++)
+                    asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];\n" ::"l"((uint64_t)&p.q_map),
+                                 "r"(64 * c), "r"(h0), "r"(Jl.q_start + i0)
+                                 : "memory");
+            }
+        }
     }
     if (tid == 0) {
         int64_t e;
@@ -715,14 +756,14 @@ MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
             sm->sc_p = (int32_t)__ldcg(p.plan + 1);
             sm->sc_mode = (int32_t)__ldcg(p.plan + 2);
         }
-        mm[0] = ~0ull;
+        mm[0] = ~0u;
         mm[1] = 0;
         mm[2] = 0;
         mm[3] = 0;
     }
     /* the requests' costs at once, alongside the loads above (the plan may be CTA 0's: then unused),
        by the consumer threads first (b = (tid + 256) % 384 + ...: warps 0-2 are busy above) */
-    unsigned long long mn = ~0ull, mx = 0;
+    unsigned mn = ~0u, mx = 0;
     int over = 0, nreq = 0;
     for (int b = (tid + 256) % HD_THREADS; b < p.B; b += HD_THREADS) {
         int nblk;
@@ -731,19 +772,28 @@ MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
         if (nblk > p.L) over = 1;
         if (c > 0) {
             nreq++;
-            mn = min(mn, (unsigned long long)c);
-            mx = max(mx, (unsigned long long)c);
+            mn = min(mn, (unsigned)c);
+            mx = max(mx, (unsigned)c);
         }
     }
+    HD_CT_PLAN(17);
     __syncthreads();
+    HD_CT_PLAN(21);
     if (!sm->sc_have) {
         /* each thread then sums a contiguous chunk */
         const int chunk = (p.B + HD_THREADS - 1) / HD_THREADS;
         const int lo = min(p.B, tid * chunk), hi = min(p.B, lo + chunk);
-        if (mn != ~0ull) atomicMin(&mm[0], mn);
-        if (mx) atomicMax(&mm[1], mx);
-        if (over) mm[2] = 1;
-        if (nreq) atomicAdd(&mm[3], (unsigned long long)nreq);
+        /* a warp's reduction, then one native 32-bit atomic a warp */
+        mn = __reduce_min_sync(0xffffffffu, mn);
+        mx = __reduce_max_sync(0xffffffffu, mx);
+        over = __any_sync(0xffffffffu, over);
+        nreq = (int)__reduce_add_sync(0xffffffffu, (unsigned)nreq);
+        if ((tid & 31) == 0) {
+            if (mn != ~0u) atomicMin(&mm[0], mn);
+            if (mx) atomicMax(&mm[1], mx);
+            if (over) mm[2] = 1;
+            if (nreq) atomicAdd(&mm[3], (unsigned)nreq);
+        }
         __syncthreads();
         int64_t run = 0;
         for (int b = lo; b < hi; b++) run += cum[b];
@@ -756,6 +806,7 @@ MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
         }
         if (tid == 0) cum[p.B] = total;
         __syncthreads();
+        HD_CT_PLAN(22);
         const int64_t W = cum[p.B];
         /* mode 1 where the requests cost differently, each fits the lanes and the uniform layout is
            unsplit (small batches keep their uniform split: b=4 varlen 32K measured 259 TF uniform
@@ -781,6 +832,7 @@ MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
             sm->sc_mode = mode;
         }
     }
+    HD_CT_PLAN(23);
     int has = 0;
     if (tid == 0) {
         hd_job J;
@@ -804,9 +856,7 @@ MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
 /* ------------------------------------------------------------------------------------------ */
 /* Producer (warpgroup 0): Q by cp.async; key tiles by TMA or by cp.async warp pairs           */
 
-/* Q by TMA: a full row block is 64 consecutive (token, head) rows (q_map), one box per 64-column
- * chunk onto bar (the caller has set its expected bytes) */
-MLA_DEV int hd_q_by_tma(const hd_params &p, const hd_job &J) { return p.q_tma && J.row0 + HD_ROWS <= J.nrows; }
+/* Q by TMA, one box per 64-column chunk onto bar (the caller has set its expected bytes) */
 MLA_DEV void hd_q_boxes(const hd_params &p, const hd_job &J, uint32_t sbase, uint32_t bar) {
     const int i0 = J.row0 / p.H, h0 = J.row0 - i0 * p.H;
     for (int c = 0; c < HD_NCH; c++) hd_tma_3d(sbase + HD_SQ + c * HD_CHUNK, &p.q_map, 64 * c, h0, J.q_start + i0, bar);
@@ -2356,21 +2406,7 @@ MLA_DEV int hd_next_job(const hd_params &p, hd_small *sm, const hd_job &J) {
             J1.qk = J.qk + (J.nt > 0); /* the Q loads so far (a segment without tiles loads none) */
             J1.qpre = 0;
             J1.id = blockIdx.x + blockIdx.y * gridDim.x + J1.k * gridDim.x * gridDim.y;
-            /* TMA with 64-row boxes: the pages of its first two tiles now (hd_tma_prep takes them from the
-               job: a block-table load cost ~1K cycles of the next segment's start), and those tiles into L2 */
-            for (int m = 0; m < 2; m++) {
-                J1.pg[m] = -2;
-                const int key = (J1.t_begin + m) * HD_KEYS;
-                if (!p.tma || p.fp8 || p.box != HD_KEYS || m >= J1.nt) continue;
-                int32_t page = -1;
-                if (key < J1.seq) page = p.bt[(int64_t)J1.b * p.bt_stride + key / p.page_size];
-                J1.pg[m] = page;
-                if (page >= 0 && page < p.num_pages)
-                    for (int c = 0; c < HD_NCH; c++)
-                        asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];\n" ::"l"((uint64_t)&p.kv_map),
-                                     "r"(64 * c), "r"(key % p.page_size), "r"(page)
-                                     : "memory");
-            }
+            hd_job_ahead(p, &J1);
             sm->job_next = J1;
         }
         sm->more_next = has;
