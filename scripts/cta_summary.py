@@ -52,6 +52,8 @@ def main(path):
                 a["init"].append(s[19] - s[18])
             if s[20]:
                 a["qahead"].append(s[20] - s[4])
+            if s[12] and s[6] and s[12] > s[6]:  # SM clock over the segment: clock64 against globaltimer (ns)
+                a["ghz"].append((s[5] - s[0]) / (s[12] - s[6]))
             if s[21]:  # the plan's steps (first segment): costs loaded, first barrier, scan, plan done
                 a["pcost"].append(s[17] - s[0] if s[17] else 0)
                 a["pbar"].append(s[21] - s[0])
@@ -76,6 +78,11 @@ def main(path):
             a = acc[w]
             m = lambda k: sum(a[k]) / len(a[k]) if a[k] else 0.0
             print(f"  {('>=' if w == 2 else '') + str(w):6s} {m('stage'):6.0f} {m('fence'):6.0f} {m('quiet'):7.0f} {m('init'):6.0f} {m('tonext'):7.0f} {m('qahead'):8.0f}")
+    g = [x for w in acc for x in acc[w]["ghz"]]
+    if g:
+        g.sort()
+        print(f"  SM clock over the segments (clock64 / globaltimer): median {g[len(g) // 2]:.3f} GHz, "
+              f"min {g[0]:.3f}, max {g[-1]:.3f}")
     if acc[0]["pbar"]:
         a = acc[0]
         m = lambda k: sum(a[k]) / len(a[k]) if a[k] else 0.0
