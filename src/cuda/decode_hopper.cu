@@ -795,29 +795,35 @@ MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
             if (nreq) atomicAdd(&mm[3], (unsigned)nreq);
         }
         __syncthreads();
-        int64_t run = 0;
-        for (int b = lo; b < hi; b++) run += cum[b];
-        long long total;
-        int64_t base = block_excl_scan(run, &total, (long long *)wsum); /* the chunk's start */
-        for (int b = lo; b < hi; b++) {
-            const int64_t c = cum[b];
-            cum[b] = base;
-            base += c;
-        }
-        if (tid == 0) cum[p.B] = total;
-        __syncthreads();
-        HD_CT_PLAN(22);
-        const int64_t W = cum[p.B];
         /* mode 1 where the requests cost differently, each fits the lanes and the uniform layout is
            unsplit (small batches keep their uniform split: b=4 varlen 32K measured 259 TF uniform
-           against 189 balanced, cause not found); P' parts of at least min_units each */
+           against 189 balanced, cause not found); P' parts of at least min_units each. Only mode 1
+           reads the prefix sums (here, in later CTAs and in the combine): the others skip the scan */
         const int bal = !mm[2] && (mm[0] != mm[1] || p.force_bal) && mm[3] > 0 && p.nsplit == 1;
         const int mode = bal ? 1 : (!mm[2] && p.nsplit == 1 && p.persist ? 2 : 0);
+        int64_t W = 0;
+        if (mode == 1) { /* uniform over the CTA */
+            int64_t run = 0;
+            for (int b = lo; b < hi; b++) run += cum[b];
+            long long total;
+            int64_t base = block_excl_scan(run, &total, (long long *)wsum); /* the chunk's start */
+            for (int b = lo; b < hi; b++) {
+                const int64_t c = cum[b];
+                cum[b] = base;
+                base += c;
+            }
+            if (tid == 0) cum[p.B] = total;
+            __syncthreads();
+            W = cum[p.B];
+        }
+        HD_CT_PLAN(22);
         const int64_t g = W / (p.min_units > 0 ? p.min_units : 1);
         const int P = (int)(g < 1 ? 1 : (g > p.P ? p.P : g));
-        if (x == 0) { /* publish: the prefix sums, the plan, then this launch's epoch */
-            for (int b = tid; b <= p.B; b += HD_THREADS) p.cum[b] = cum[b];
-            __syncthreads();
+        if (x == 0) { /* publish: the prefix sums (mode 1), the plan, then this launch's epoch */
+            if (mode == 1) {
+                for (int b = tid; b <= p.B; b += HD_THREADS) p.cum[b] = cum[b];
+                __syncthreads();
+            }
             if (tid == 0) {
                 p.plan[0] = W;
                 p.plan[1] = P;
