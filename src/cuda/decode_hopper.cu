@@ -2861,11 +2861,14 @@ static int hd_sched_shape(const mla_ctx *ctx, const mla_decode_args *a, int *L, 
     *P = (int)(sms / l < HD_SCHED_MAX_P ? sms / l : HD_SCHED_MAX_P);
     return 1;
 }
-/* c0 and min_units in tile units (MLA_DECODE_SEG_COST, MLA_DECODE_MIN_UNITS: tuning knobs, read once) */
+/* c0 and min_units in tile units (MLA_DECODE_SEG_COST, MLA_DECODE_MIN_UNITS: tuning knobs, read once).
+ * c0 = 6: a segment's fixed cost (its transition ~15K cycles and the seesaw's fill, against ~3.3K a
+ * bf16p tile; session 17's timeline); H100 varlen 8K bf16p c0 = 2 / 4 / 6 / 8: 591-595 / 600 / 600
+ * / 602-603 TF, spec 2 / 6: 462 / 470 */
 static int hd_sched_c0(void) {
     static int v = -1;
     const int e = hd_env_int("MLA_DECODE_SEG_COST", &v);
-    return e > 0 ? e : 2;
+    return e > 0 ? e : 6;
 }
 static int hd_sched_min_units(void) {
     static int v = -1;
