@@ -54,7 +54,7 @@ def main(path):
                 a["qahead"].append(s[20] - s[4])
             if s[12] and s[6] and s[12] > s[6]:  # SM clock over the segment: clock64 against globaltimer (ns)
                 a["ghz"].append((s[5] - s[0]) / (s[12] - s[6]))
-            if s[21]:  # the plan's steps (first segment): costs loaded, first barrier, scan, plan done
+            if s[21]:  # the plan's steps (first segment): costs loaded, first barrier, mode known (mode 1: scan), plan done
                 a["pcost"].append(s[17] - s[0] if s[17] else 0)
                 a["pbar"].append(s[21] - s[0])
                 a["pscan"].append(s[22] - s[0] if s[22] else 0)
@@ -87,7 +87,7 @@ def main(path):
         a = acc[0]
         m = lambda k: sum(a[k]) / len(a[k]) if a[k] else 0.0
         print(f"  plan (first segments, cycles after entry): costs loaded {m('pcost'):.0f}, first barrier {m('pbar'):.0f}, "
-              f"scan {m('pscan'):.0f}, plan done {m('pdone'):.0f}, job known {m('job'):.0f}")
+              f"mode known {m('pscan'):.0f}, plan done {m('pdone'):.0f}, job known {m('job'):.0f}")
 
 
 if __name__ == "__main__":

@@ -359,7 +359,8 @@ __device__ unsigned long long hd_cta_buf[HD_CTAS][HD_CT_SLOTS];
 #define HD_CT1(slot, val) HD_CT_IF(slot, val, 1)
 #define HD_CT_IF(slot, val, cond) HD_CT_ID((J).id, slot, val, cond)
 /* the plan's steps (hd_plan_cta, before any job): slots 17 (thread 128 has loaded its request's cost),
-   21 (thread 0 past the first barrier), 22 (the scan done), 23 (the plan published or read) */
+   21 (thread 0 past the first barrier), 22 (the mode known; in mode 1 after the scan), 23 (the plan
+   published or read) */
 #define HD_CT_PLAN(slot) HD_CT_ID(blockIdx.x + blockIdx.y * gridDim.x, slot, clock64(), threadIdx.x == ((slot) == 17 ? 128 : 0))
 #define HD_CT_ID(idv, slot, val, cond)                                                            \
     do {                                                                                          \
@@ -709,8 +710,8 @@ MLA_DEV void hd_job_ahead(const hd_params &p, hd_job *J) {
 }
 
 /* The plan and the CTA's first job (all threads, before the roles split): CTA 0's published plan
- * if it is there; else the requests' costs, their prefix sums in scratch (the shared memory of the
- * K stages, free until the first tile), W, P' and the mode; CTA 0 publishes. Returns 1 with
+ * if it is there; else the requests' costs and the mode, and in mode 1 their prefix sums in scratch
+ * (the shared memory of the K stages, free until the first tile), W and P'; CTA 0 publishes. Returns 1 with
  * sm->job set when the CTA has a job. */
 MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
     int64_t *cum = (int64_t *)(gbase + HD_SK0);   /* [B + 1] */
@@ -780,9 +781,6 @@ MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
     __syncthreads();
     HD_CT_PLAN(21);
     if (!sm->sc_have) {
-        /* each thread then sums a contiguous chunk */
-        const int chunk = (p.B + HD_THREADS - 1) / HD_THREADS;
-        const int lo = min(p.B, tid * chunk), hi = min(p.B, lo + chunk);
         /* a warp's reduction, then one native 32-bit atomic a warp */
         mn = __reduce_min_sync(0xffffffffu, mn);
         mx = __reduce_max_sync(0xffffffffu, mx);
@@ -802,7 +800,9 @@ MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
         const int bal = !mm[2] && (mm[0] != mm[1] || p.force_bal) && mm[3] > 0 && p.nsplit == 1;
         const int mode = bal ? 1 : (!mm[2] && p.nsplit == 1 && p.persist ? 2 : 0);
         int64_t W = 0;
-        if (mode == 1) { /* uniform over the CTA */
+        if (mode == 1) { /* uniform over the CTA; each thread sums a contiguous chunk, then the scan */
+            const int chunk = (p.B + HD_THREADS - 1) / HD_THREADS;
+            const int lo = min(p.B, tid * chunk), hi = min(p.B, lo + chunk);
             int64_t run = 0;
             for (int b = lo; b < hi; b++) run += cum[b];
             long long total;
