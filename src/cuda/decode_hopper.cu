@@ -75,7 +75,7 @@
          plan, the combine grid that exits); b=4 / b=1 unchanged. Steps: bench/results.md, session 5.
      v14 the fixed cost per CTA (per-CTA timeline, HD_CT / scripts/cta_summary.py: ~31K cycles besides
          ~216K of tiles at 4K): a full row block's Q by 9 TMA boxes (cp.async landed ~10K cycles after
-         issue), the row block found by a warp (32 probes a round), out staged in stage 1 and stored by
+         issue), the row block found by a warp (32 probes a round), out staged in stage 0 and stored by
          TMA from producer thread 0 after the segment's __syncthreads (BF16 caches). H100, same build,
          switch off -> on: bf16p 4K 534 -> 542 (Q) and 534 -> 547 (out), 8K 584 -> 590, 601 -> 609;
          spec 4K 419 -> 428 (out). Full table, steps: bench/results.md, session 6.
@@ -187,7 +187,7 @@
    and pays the stage's "empty" as soon as its P.V of the tile is done. Each consumer keeps the
    row sums of its own tiles (rescaled by every alpha); the halves are added once at the end.
    Unsplit: out = O / l (times the sink factor) in bf16, lse; a full block with o_map (BF16 cache)
-   through stage 1 and TMA stores (hd_out_smem). Split: f32 partials O / l and
+   through stage 0 and TMA stores (hd_out_smem). Split: f32 partials O / l and
    lse2 = m + log2 l per (split, t, h) in the workspace; combine kernel. Balanced schedule (v13,
    see hd_sched_next): a CTA runs a list of segments (row block x tile range), re-arming its
    mbarriers between them; cut row blocks leave partials per (part, lane) for the combine.
@@ -267,8 +267,7 @@ typedef struct hd_job {
     int slot; /* uniform layout: the row-block slot (a persistent CTA runs slot, slot + gridDim.x, ...) */
     int k;    /* the CTA's segment count before this one */
     int qk;   /* Q loads of the CTA before this segment: the phase of qfull */
-    int qpre; /* what the last segment did for this one: bit 0 its Q loaded (hd_q_ahead, hd_carry), bit 1 the
-                 barriers re-armed, bit 2 tile 0 issued into stage 0 (hd_carry) */
+    int qpre; /* 1: this segment's Q was loaded during the last one (hd_q_ahead) */
     int id;   /* per-CTA trace index (HD_CT): blockIdx.x + k * gridDim.x */
     int pg[2]; /* pages of tiles 0 and 1 looked up ahead (hd_next_job; TMA with 64-row boxes), else -2 */
 } hd_job;
@@ -959,23 +958,13 @@ MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, 
     const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
     const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
     asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&p.kv_map) : "memory");
-    int m_first = 0;
-    if (J.qpre & 4) { /* tile 0 was issued during the last segment (hd_carry): tile 1 once the out stores
-                         have read stage 1 */
-        asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
-        if (J.nt > 1) {
-            const hd_tma_tile B = hd_tma_prep(p, J, sm, sbase, 1, w);
-            for (int q = 0; q < HD_PARTS; q++) hd_tma_issue(p, B, full0, q);
-        }
-        m_first = 2;
-    }
-    for (int m0 = m_first; m0 < J.nt; m0 += 2) {
+    for (int m0 = 0; m0 < J.nt; m0 += 2) {
         const int m1 = m0 + 1, two = m1 < J.nt;
         HD_T(2, 1, m0);
         if (m0 == 0 && w == 0) HD_CT1(11, clock64());
         const hd_tma_tile A = hd_tma_prep(p, J, sm, sbase, m0, w);
         if (m0 == 0 && w == 0) HD_CT1(13, clock64());
-        /* the last segment's out stores from stage 1 (thread 0's bulk group, box 64: see hd_decode_body) */
+        /* the last segment's out stores from stage 0 (thread 0's bulk group, box 64: see hd_decode_body) */
         if (m0 == 0) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
         hd_tma_tile B = A;
         if (two) B = hd_tma_prep(p, J, sm, sbase, m1, w);
@@ -1279,7 +1268,7 @@ MLA_DEV void hd_producer(const hd_params &p, const hd_job &J, hd_small *sm, uint
     const uint8_t **rows = sm->rows[pair];
     if (J.nt == 0) return;
 
-    if (pair == 1 && !(J.qpre & 1)) { /* Q rows: R = row0 + pt -> (token i, head h); rows past q_len*H are zero */
+    if (pair == 1 && !J.qpre) { /* Q rows: R = row0 + pt -> (token i, head h); rows past q_len*H are zero */
         const int R = J.row0 + pt;
         const uint8_t *src = NULL;
         if (R < J.nrows) {
@@ -1819,10 +1808,10 @@ MLA_DEV void hd_dbg_s(const hd_params &p, const hd_cstate &C, int r0, int q4) {
  * partials O / l and lse2 = m + log2 l; the row sums of both consumers added through xm (and, p1,
  * the f32 sums for lse through the P tile). dbg: O to dbg_out. */
 /* A full row block's out (the whole block, written here) goes through shared memory: the
- * consumers put it in stage 1 as 8 swizzled 64-column bf16 chunks (free by then: both are past
- * their last wgmma and every tile was consumed; stage 0 may already hold the next segment's tile
- * 0, hd_carry); after the segment's __syncthreads, producer thread 0 stores the chunks by TMA
- * (hd_store_out) and waits until they are read (the next segment's tile 1 lands there). Per-thread 4-byte global stores took ~7K cycles of the epilogue;
+ * consumers put it in stage 0 as 8 swizzled 64-column bf16 chunks (free by then: both are past
+ * their last wgmma and every tile was consumed); after the segment's __syncthreads, producer
+ * thread 0 stores the chunks by TMA (hd_store_out) and waits until they are read (the next
+ * segment's tiles land there). Per-thread 4-byte global stores took ~7K cycles of the epilogue;
  * the TMA stores are issued from the producer because taking the tensor map's address in the
  * consumers' code made ptxas spill inside their loops (ptxas -v); a named barrier between the
  * consumers and producer warp 0 instead of the __syncthreads worked but racecheck does not credit
@@ -1832,29 +1821,13 @@ MLA_DEV int hd_out_smem(const hd_params &p, const hd_job &J) {
 }
 MLA_DEV void hd_store_out(const hd_params &p, const hd_job &J, uint32_t sbase, int wait) {
     const int i0 = J.row0 / p.H, h0 = J.row0 - i0 * p.H;
-    for (int g = 0; g < 8; g++) hd_tma_store_3d(&p.o_map, sbase + HD_SK1 + (uint32_t)g * HD_CHUNK, 64 * g, h0, J.q_start + i0);
+    for (int g = 0; g < 8; g++) hd_tma_store_3d(&p.o_map, sbase + HD_SK0 + (uint32_t)g * HD_CHUNK, 64 * g, h0, J.q_start + i0);
     asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-    if (wait) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); /* stage 1 read: reusable (next segment) */
+    if (wait) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); /* stage 0 read: reusable (next segment) */
 }
 
-/* Row r0 + 8e of a consumer's half of out (f O, bf16) -> its 4 swizzled 64-column chunks at dst by
- * stmatrix: matrix j of a x4 is rows 16 w + 8e .. + 7, columns 8 (i + j) .. + 7 of the half, the
- * accumulator's fragments as they are (as hd_store_p); 8 stmatrix a row where 4-byte stores took 32. */
-MLA_DEV void hd_stage_row(uint32_t dst, const float o[128], int e, float f, int tid) {
-    const int lane = tid & 31, row = (tid >> 5) * 16 + 8 * e + (lane & 7), j = lane >> 3;
-    const uint32_t rbase = dst + (uint32_t)(row * 128);
-#pragma unroll
-    for (int i = 0; i < 32; i += 4) {
-        uint32_t r[4];
-#pragma unroll
-        for (int k = 0; k < 4; k++) r[k] = pack_bf16x2(o[4 * (i + k) + 2 * e] * f, o[4 * (i + k) + 2 * e + 1] * f);
-        const int ii = i + j; /* the column group of the matrix this lane addresses */
-        hd_stmatrix_x4(rbase + (uint32_t)((ii >> 3) * HD_CHUNK + (((ii & 7) ^ (row & 7)) << 4)), r);
-    }
-}
-
-MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, uint32_t sbase, hd_cstate &C,
-                       int c, int r0, int q4, const int rv_in[2], const int tt_in[2], const int hh_in[2], const int p1) {
+MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, hd_cstate &C, int c, int r0,
+                       int q4, const int rv_in[2], const int tt_in[2], const int hh_in[2], const int p1) {
     /* p1: this thread's rows recomputed here rather than kept live across the loops (the staging
        below took ~3.7K cycles with them, ~2.4K without: their copies were spilled); the default
        precision's kernel keeps them (recomputing there made ptxas serialize its wgmmas, C7512) */
@@ -1902,7 +1875,7 @@ MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_
     lft[1] = p1 ? lf1 + xl[64 * (1 - c) + r0 + 8] : lt[1];
 
     /* a full block's out goes through shared memory (hd_out_smem): bf16 into four swizzled
-       64-column chunks of stage 1 per consumer; the lanes of a warp hit 32 distinct banks */
+       64-column chunks of stage 0 per consumer; the lanes of a warp hit 32 distinct banks */
     const int o_smem = hd_out_smem(p, J);
 #pragma unroll
     for (int e = 0; e < 2; e++) {
@@ -1923,8 +1896,13 @@ MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_
                 lse = (m_run[e] + log2f(lft[e])) * 0.69314718055994531f;
                 if (p.sink) f *= 1.f / (1.f + expf(p.sink[h] - lse));
             }
-            if (o_smem) {
-                hd_stage_row(sbase + HD_SK1 + 4 * c * HD_CHUNK, o, e, f, threadIdx.x & 127);
+            if (o_smem) { /* column 8i + 2q4 of the half: chunk i / 8, 16-byte unit (i % 8) ^ (r % 8) */
+                const int r = r0 + 8 * e;
+                uint8_t *const row = gbase + HD_SK0 + 4 * c * HD_CHUNK + r * 128 + 4 * q4;
+#pragma unroll
+                for (int i = 0; i < 32; i++)
+                    *(uint32_t *)(row + (i >> 3) * HD_CHUNK + (((i & 7) ^ (r & 7)) << 4)) =
+                        pack_bf16x2(o[4 * i + 2 * e] * f, o[4 * i + 2 * e + 1] * f);
             } else {
                 uint16_t *orow = p.out + (int64_t)t * p.o_st + (int64_t)h * p.o_sh + cbase;
 #pragma unroll
@@ -2164,7 +2142,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
     }
 
     if (xt < J.nt) hd_consumer_exact(p, J, sm, gbase, sbase, sm_u32, C, c, xt, pos, pos_min, r0, q4, 0);
-    hd_finish(p, J, sm, gbase, sbase, C, c, r0, q4, rv, tt, hh, 0);
+    hd_finish(p, J, sm, gbase, C, c, r0, q4, rv, tt, hh, 0);
 }
 
 /* ---- MLA_PRECISION_BF16_P: the seesaw with the row max passed ahead of P -------------------
@@ -2370,7 +2348,7 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
         }
     }
     if (exact) hd_consumer_exact(p, J, sm, gbase, sbase, sm_u32, C, c, 0, pos, pos_min, r0, q4, 1);
-    hd_finish(p, J, sm, gbase, sbase, C, c, r0, q4, rv, tt, hh, 1);
+    hd_finish(p, J, sm, gbase, C, c, r0, q4, rv, tt, hh, 1);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -2407,7 +2385,7 @@ MLA_DEV void hd_init_bars(const hd_params &p, hd_small *sm, uint32_t sm_u32, int
         hd_mbar_init(bar, count);
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); /* visible to the TMA unit */
     }
-    if (k < 2 && (!again || !p.carry)) sm->mode[k] = 0; /* (only the FP8 producer sets it; carried: BF16) */
+    if (k < 2) sm->mode[k] = 0;
     __syncwarp();
 }
 
@@ -2448,47 +2426,15 @@ MLA_DEV int hd_next_job(const hd_params &p, hd_small *sm, const hd_job &J) {
  * consumer pays its own tile's parts after that tile's S, and its last S is on one of them): the
  * producer waits on those "empty" phases, no consumer code (an arrival in hd_finish made ptxas
  * spill in the consumers' loops). 1 when issued. */
-MLA_DEV void hd_wait_quiet(uint32_t sm_u32, const hd_job &J) {
-    const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
-    for (int m = max(0, J.nt - 2); m < J.nt; m++) hd_wait_free(empty0, m & 1, (uint32_t)((m >> 1) & 1));
-}
-MLA_DEV int hd_q_ahead(const hd_params &p, uint32_t sbase, uint32_t sm_u32, const hd_job &J, const hd_job &J1, int wait) {
+MLA_DEV int hd_q_ahead(const hd_params &p, uint32_t sbase, uint32_t sm_u32, const hd_job &J, const hd_job &J1) {
     if (!p.persist || J1.nt == 0 || !hd_q_by_tma(p, J1)) return 0;
     const uint32_t qfull_bar = sm_u32 + (uint32_t)offsetof(hd_small, qfull);
-    if (wait) hd_wait_quiet(sm_u32, J);
+    const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
+    for (int m = max(0, J.nt - 2); m < J.nt; m++) hd_wait_free(empty0, m & 1, (uint32_t)((m >> 1) & 1));
     asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(qfull_bar), "r"(HD_TILE) : "memory");
     hd_q_boxes(p, J1, sbase, qfull_bar);
     asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.shared::cta.b64 st, [%0], 64;\n}\n" ::"r"(qfull_bar) : "memory");
     return 1;
-}
-
-/* The pipeline carried across segments (p.carry; producer warp 0, all lanes, once the next segment
- * J1 = sm->job_next is known). The segment is quiet once every part of its last two tiles is paid:
- * a consumer pays its last part after its last wait on any mbarrier, and every arrival precedes a
- * wait that precedes a pay, so no mbarrier of the segment has an arrival or a waiter left. There,
- * while the consumers are still in hd_finish (~4K cycles), the warp re-arms the barriers (qfull's
- * phases run on), and thread 0 issues J1's Q (a full row block) and tile 0 into stage 0: out is
- * staged in stage 1, which tile 1 refills after the out stores have read it (hd_producer_tma).
- * Before, both tiles were issued after the segment's __syncthreads and the stores. (Tile 1 too,
- * with out stored from registers in 16-byte stores after a quad transpose: slower, see
- * bench/results.md session 18.) */
-MLA_DEV void hd_carry(const hd_params &p, hd_small *sm, uint32_t sbase, uint32_t sm_u32, const hd_job &J) {
-    if ((threadIdx.x & 31) == 0) hd_wait_quiet(sm_u32, J);
-    __syncwarp();
-    hd_init_bars(p, sm, sm_u32, 1);
-    if ((threadIdx.x & 31) == 0) {
-        hd_job *const J1 = &sm->job_next;
-        int pre = 2 | hd_q_ahead(p, sbase, sm_u32, J, *J1, 0);
-        if (J1->nt > 0) {
-            const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
-            const hd_tma_tile T = hd_tma_prep(p, *J1, sm, sbase, 0, 0);
-            hd_tma_issue(p, T, full0, 2); /* in the order S_0 reads them (HD_ORD_A) */
-            hd_tma_issue(p, T, full0, 0);
-            hd_tma_issue(p, T, full0, 1);
-            pre |= 4;
-        }
-        J1->qpre = pre;
-    }
 }
 
 #ifdef HD_TRACE
@@ -2525,7 +2471,6 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8) {
     uint8_t *gbase = hd_smem_raw + (sbase - raw);
     hd_small *sm = (hd_small *)(gbase + HD_BIG);
     const uint32_t sm_u32 = sbase + HD_BIG;
-    const int carry = !f8 && p.carry; /* (FP8 caches never carry: compiled out of their kernel) */
 
 #ifdef HD_TRACE
     {
@@ -2585,43 +2530,24 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8) {
                 }
                 break;
             }
-            int nx = 0;
             if (tid < 32) { /* the next segment while the consumers finish this one */
                 __syncwarp();
-                nx = hd_next_job(p, sm, J);
-                if (nx && carry) {
-                    hd_carry(p, sm, sbase, sm_u32, J);
-                    HD_CT(20, clock64());
-                } else if (nx && tid == 0) {
-                    if (hd_q_ahead(p, sbase, sm_u32, J, sm->job_next, 1)) sm->job_next.qpre = 1;
+                if (hd_next_job(p, sm, J) && tid == 0) {
+                    if (hd_q_ahead(p, sbase, sm_u32, J, sm->job_next)) sm->job_next.qpre = 1;
                     HD_CT(20, clock64());
                 }
             }
-            if (carry && J.nt > 0) {
-                /* one barrier a transition: hd_carry re-armed the barriers at the quiet point, and the
-                   next job goes in place before the barrier (every thread copied this one at the
-                   segment's start, before the quiet point); out is stored after it, while the
-                   consumers start on tile 0 (tile 1 waits for the stores to read stage 1) */
-                if (tid == 0 && nx) sm->job = sm->job_next;
-                const int more = __syncthreads_or(nx);
-                if (os && tid == 0) hd_store_out(p, J, sbase, !more);
-                HD_CT(18, clock64());
-                HD_CT(19, clock64());
-                if (!more) break;
-                continue;
-            }
             __syncthreads(); /* the segment is over for everyone: its barriers are quiet, out is staged */
-            /* the out stores; with 64-row boxes thread 0 is tile 1's only issuer and waits for them to
-               be read right before it refills stage 1 (hd_producer_tma), else here */
+            /* the out stores; with 64-row boxes thread 0 is tile 0's only issuer and waits for them to
+               be read right before it refills stage 0 (hd_producer_tma), else here */
             if (os && tid == 0) hd_store_out(p, J, sbase, p.box != HD_KEYS || p.fp8 || !p.tma);
             HD_CT(18, clock64());
             int more = 0;
             if (tid < 32) {
                 more = sm->more_next;
                 if (more) {
-                    if (!(sm->job_next.qpre & 2)) hd_init_bars(p, sm, sm_u32, 1); /* (uniform over the warp) */
-                    __syncwarp();
                     if (tid == 0) sm->job = sm->job_next;
+                    hd_init_bars(p, sm, sm_u32, 1);
                 }
             }
             HD_CT(19, clock64());
@@ -2635,10 +2561,6 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8) {
             else hd_consumer(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid, f8);
             const int os = hd_out_smem(p, J);
             if (!p.sched && !os) break;
-            if (p.sched && carry && J.nt > 0) { /* the producer's one barrier */
-                if (!__syncthreads_or(0)) break;
-                continue;
-            }
             __syncthreads();
             if (!p.sched) break;
             if (!__syncthreads_or(0)) break;
@@ -3144,8 +3066,6 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
         p.c0 = hd_sched_c0();
         static int persist_env = -1; /* MLA_HD_PERSIST=0 (A/B): one CTA per row block in mode 0, no Q ahead */
         p.persist = hd_env_on("MLA_HD_PERSIST", &persist_env);
-        static int carry_env = -1; /* MLA_HD_CARRY=0 (A/B): barriers re-armed and tile 0 issued after the segment's barrier */
-        p.carry = p.persist && p.tma && !p.fp8 && p.box == HD_KEYS && hd_env_on("MLA_HD_CARRY", &carry_env);
         static int bal_env = -1;
         p.force_bal = hd_env_int("MLA_DECODE_BALANCE", &bal_env) == 1;
         p.min_units = hd_sched_min_units();
