@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Local-memory traffic inside each Hopper decode kernel's matrix loop: compiles a CUDA source to a
-# cubin and counts LDL/STL between its first and last GMMA instruction (HGMMA or QGMMA). ptxas's
+# cubin and counts LDL/STL between its first and last GMMA instruction (HGMMA or QGMMA), then per
+# kernel those inside its innermost consumer and TMA-producer loops (scripts/loop_spills.py). ptxas's
 # register allocation over the setmaxnreg regions moves with code added anywhere in a kernel, even
 # before the role split (session 17: one prefetch block in the plan took the bf16p kernel from 1 to
 # 138 such instructions), so count before a change goes to the GPU.
@@ -23,4 +24,9 @@ echo "ptxas serialization warnings (C7510-C7518, C752x): $(grep -cE 'C75(1[0-8]|
     if (first >= 0) printf "%-52s %6d instructions, LDL/STL %4d in the GMMA span, %4d in all\n", name, n, span, tot
   }
   END { if (name != "") report() }'
+# per kernel, the loops themselves (scripts/loop_spills.py): the per-tile and per-pair loops' spills
+for fn in $("$cuobj" -sass "$tmp/k.cubin" | awk '/Function :/ { print $3 }'); do
+  "$cuobj" -sass -fun "$fn" "$tmp/k.cubin" | grep -q GMMA || continue
+  echo "$fn: $("$cuobj" -sass -fun "$fn" "$tmp/k.cubin" | python3 "$(dirname "$0")/loop_spills.py" | tail -1)"
+done
 rm -rf "$tmp"

@@ -475,16 +475,7 @@ MLA_DEV void hd_wgmma_n128t_r(float d[64], const uint32_t a[4], uint64_t db) {
 }
 
 /* D[64x64] = (first) / += A[64x16] B[16x64]; A from registers, B N-major (transpose bit) in smem */
-MLA_DEV void hd_wgmma_n64t_r(float d[32], const uint32_t a[4], uint64_t db, int acc) {
-    asm volatile(
-        "{\n .reg .pred p;\n setp.ne.b32 p, %37, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-        "}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
-        : HD_ACC8("+f", 0), HD_ACC8("+f", 8), HD_ACC8("+f", 16), HD_ACC8("+f", 24)
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(acc));
-}
+HD_WGMMA_M64N64_RS(hd_wgmma_n64t_r, bf16, 1)
 /* D[64x256] += A[64x16] B[16x256]; A K-major, B N-major (transpose bit), both in smem */
 MLA_DEV void hd_wgmma_n256t(float d[128], uint64_t da, uint64_t db) {
     asm volatile(

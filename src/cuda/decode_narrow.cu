@@ -1228,26 +1228,8 @@ static_assert(offsetof(hn_small, red) % 8 == 0 && offsetof(hn_small, lsum) % 8 =
               "the 64-row kernel's 8-byte row-pair accesses");
 
 /* D[64x64] (+)= A[64x16] B[16x64]: A from registers, B K-major in smem; f16 and bf16 */
-MLA_DEV void hs_mma_h(float d[32], const uint32_t a[4], uint64_t db, int acc) {
-    asm volatile(
-        "{\n .reg .pred p;\n setp.ne.b32 p, %37, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-        "}, {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
-        : HD_ACC8("+f", 0), HD_ACC8("+f", 8), HD_ACC8("+f", 16), HD_ACC8("+f", 24)
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(acc));
-}
-MLA_DEV void hs_mma_b(float d[32], const uint32_t a[4], uint64_t db, int acc) {
-    asm volatile(
-        "{\n .reg .pred p;\n setp.ne.b32 p, %37, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-        "}, {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
-        : HD_ACC8("+f", 0), HD_ACC8("+f", 8), HD_ACC8("+f", 16), HD_ACC8("+f", 24)
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(acc));
-}
+HD_WGMMA_M64N64_RS(hs_mma_h, f16, 0)
+HD_WGMMA_M64N64_RS(hs_mma_b, bf16, 0)
 
 /* u[2j + e] (row 8j + 2cq + e, j = 0..7) reduced over the 8 lanes g of this cq (max, or the sum),
  * scattered so that lane g keeps rows 8g + 2cq + e: out[e]. 14 shuffles instead of 48. */

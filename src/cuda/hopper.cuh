@@ -151,6 +151,19 @@ MLA_DEV void hd_fence_proxy_async(void) { asm volatile("fence.proxy.async.shared
 
 /* eight accumulator operands d[i] .. d[i + 7] of a wgmma asm statement, constraint c ("+f" or "=f") */
 #define HD_ACC8(c, i) c(d[i]), c(d[(i) + 1]), c(d[(i) + 2]), c(d[(i) + 3]), c(d[(i) + 4]), c(d[(i) + 5]), c(d[(i) + 6]), c(d[(i) + 7])
+/* Defines NAME(d, a, db, acc): D[64x64] = (acc == 0) / += A[64x16] B[16x64], A from registers (4 words
+ * of TY x 2), B in shared memory by descriptor, K-major (TB = 0) or N-major (TB = 1, transpose bit);
+ * TY = f16 or bf16. One asm text for the kernels' register-A m64n64 products. */
+#define HD_WGMMA_M64N64_RS(NAME, TY, TB)                                                          \
+    MLA_DEV void NAME(float d[32], const uint32_t a[4], uint64_t db, int acc) {                    \
+        asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %37, 0;\n"                               \
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32." #TY "." #TY " {"                \
+                     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "     \
+                     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31" \
+                     "}, {%32, %33, %34, %35}, %36, p, 1, 1, " #TB ";\n}\n"                      \
+                     : HD_ACC8("+f", 0), HD_ACC8("+f", 8), HD_ACC8("+f", 16), HD_ACC8("+f", 24)  \
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(acc));           \
+    }
 
 MLA_DEV void hd_wgmma_fence(void) { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 MLA_DEV void hd_wgmma_commit(void) { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
