@@ -267,7 +267,8 @@ typedef struct hd_job {
     int slot; /* uniform layout: the row-block slot (a persistent CTA runs slot, slot + gridDim.x, ...) */
     int k;    /* the CTA's segment count before this one */
     int qk;   /* Q loads of the CTA before this segment: the phase of qfull */
-    int qpre; /* 1: this segment's Q was loaded during the last one (hd_q_ahead) */
+    int qpre; /* 1: this segment's Q was loaded during the last one (hd_q_ahead); 2: Q and tiles 0, 1
+                 issued before the roles split (hd_start_early) */
     int id;   /* per-CTA trace index (HD_CT): blockIdx.x + k * gridDim.x */
     int pg[2]; /* pages of tiles 0 and 1 looked up ahead (hd_next_job; TMA with 64-row boxes), else -2 */
 } hd_job;
@@ -949,7 +950,7 @@ MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, 
     const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
     const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
     asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&p.kv_map) : "memory");
-    for (int m0 = 0; m0 < J.nt; m0 += 2) {
+    for (int m0 = J.qpre == 2 ? 2 : 0; m0 < J.nt; m0 += 2) { /* qpre 2: tiles 0, 1 issued (hd_start_early) */
         const int m1 = m0 + 1, two = m1 < J.nt;
         HD_T(2, 1, m0);
         if (m0 == 0 && w == 0) HD_CT1(11, clock64());
@@ -2428,6 +2429,32 @@ MLA_DEV int hd_q_ahead(const hd_params &p, uint32_t sbase, uint32_t sm_u32, cons
     return 1;
 }
 
+/* The uniform layout's segment (BF16 cache, TMA with 64-row boxes, Q by TMA): thread 0 issues its Q
+ * and tiles 0 and 1 as soon as the barriers exist, before the roles split, and marks the job
+ * (qpre = 2) so that the producer skips them. Issued by the producer, they went out ~6-8K cycles
+ * after the job was known at b=4 h=128 32K (one wave, HD_TRACE): past the role split the producer's
+ * code runs cold, ~3.7K cycles from its setmaxnreg to its first lines, 2.4K more to the tile loop.
+ * First S 21.0K -> 17.0K cycles after entry, b=4 +1.2% (bench/results.md, session 19). Issuing
+ * tile 1 later (Q and tile 0 alone in the first burst) reached the first S at 13.4K but measured
+ * the same: the first pair then waited on tile 1. */
+MLA_DEV void hd_start_early(const hd_params &p, hd_small *sm, uint32_t sbase, uint32_t sm_u32) {
+    hd_job &J = sm->job;
+    if (!p.tma || p.fp8 || p.box != HD_KEYS || J.nt == 0 || !hd_q_by_tma(p, J)) return;
+    const uint32_t qfull_bar = sm_u32 + (uint32_t)offsetof(hd_small, qfull);
+    const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
+    HD_CT1(9, clock64());
+    asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(qfull_bar), "r"(HD_TILE) : "memory");
+    hd_q_boxes(p, J, sbase, qfull_bar);
+    asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.shared::cta.b64 st, [%0], 64;\n}\n" ::"r"(qfull_bar) : "memory");
+    for (int m = 0; m < 2 && m < J.nt; m++) {
+        if (m == 0) HD_CT1(11, clock64());
+        const hd_tma_tile T = hd_tma_prep(p, J, sm, sbase, m, 0);
+        if (m == 0) HD_CT1(13, clock64());
+        for (int q = 0; q < HD_PARTS; q++) hd_tma_issue(p, T, full0, q);
+    }
+    J.qpre = 2;
+}
+
 #ifdef HD_TRACE
 /* per-CTA timeline: a segment starts (entry, SM, globaltimer) */
 #define HD_SEG_MARK(J)                                                                            \
@@ -2488,6 +2515,8 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8) {
             }
         }
         if (has) hd_init_bars(p, sm, sm_u32, 0);
+        /* not after hd_plan_cta: every thread reads its scratch in stage 1 (mm[]) past its last barrier */
+        if (has && !p.sched && threadIdx.x == 0) hd_start_early(p, sm, sbase, sm_u32);
     }
     __syncthreads();
     if (!sm->sc_more) return; /* uniform over the CTA */
