@@ -860,6 +860,14 @@ MLA_DEV void hd_q_boxes(const hd_params &p, const hd_job &J, uint32_t sbase, uin
     for (int c = 0; c < HD_NCH; c++) hd_tma_3d(sbase + HD_SQ + c * HD_CHUNK, &p.q_map, 64 * c, h0, J.q_start + i0, bar);
 }
 
+/* Q of J by TMA from one thread, outside the producer's pair 1: its bytes expected on qfull and
+ * all 64 of its arrivals at once (hd_q_ahead, hd_start_early) */
+MLA_DEV void hd_q_issue(const hd_params &p, const hd_job &J, uint32_t sbase, uint32_t qfull_bar) {
+    asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(qfull_bar), "r"(HD_TILE) : "memory");
+    hd_q_boxes(p, J, sbase, qfull_bar);
+    asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.shared::cta.b64 st, [%0], 64;\n}\n" ::"r"(qfull_bar) : "memory");
+}
+
 /* 64 rows x 1152 B -> 9 swizzled chunks at dst. Thread pt issues pieces pt, pt+64, ... so a warp
  * reads 512 contiguous bytes per instruction; rows[r] NULL = 16 zero bytes, nothing read. */
 MLA_DEV void hd_copy_rows(uint32_t dst, const uint8_t *const *rows, int pt, const void *dummy) {
@@ -2423,9 +2431,7 @@ MLA_DEV int hd_q_ahead(const hd_params &p, uint32_t sbase, uint32_t sm_u32, cons
     const uint32_t qfull_bar = sm_u32 + (uint32_t)offsetof(hd_small, qfull);
     const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
     for (int m = max(0, J.nt - 2); m < J.nt; m++) hd_wait_free(empty0, m & 1, (uint32_t)((m >> 1) & 1));
-    asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(qfull_bar), "r"(HD_TILE) : "memory");
-    hd_q_boxes(p, J1, sbase, qfull_bar);
-    asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.shared::cta.b64 st, [%0], 64;\n}\n" ::"r"(qfull_bar) : "memory");
+    hd_q_issue(p, J1, sbase, qfull_bar);
     return 1;
 }
 
@@ -2443,9 +2449,7 @@ MLA_DEV void hd_start_early(const hd_params &p, hd_small *sm, uint32_t sbase, ui
     const uint32_t qfull_bar = sm_u32 + (uint32_t)offsetof(hd_small, qfull);
     const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
     HD_CT1(9, clock64());
-    asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(qfull_bar), "r"(HD_TILE) : "memory");
-    hd_q_boxes(p, J, sbase, qfull_bar);
-    asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.shared::cta.b64 st, [%0], 64;\n}\n" ::"r"(qfull_bar) : "memory");
+    hd_q_issue(p, J, sbase, qfull_bar);
     for (int m = 0; m < 2 && m < J.nt; m++) {
         if (m == 0) HD_CT1(11, clock64());
         const hd_tma_tile T = hd_tma_prep(p, J, sm, sbase, m, 0);
