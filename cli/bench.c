@@ -356,9 +356,16 @@ static int make_batch(bench_case *b, host_batch *h, int ps) {
     const char *seqp = getenv("MLA_BENCH_SEQ_PAGES"); /* diagnosis: 1 = pages in pool order (no shuffle) */
     if (!(seqp && atoi(seqp) == 1))
         for (int i = h->pages - 1; i > 0; i--) { int j = rint_below(&b->r, i + 1), t = perm[i]; perm[i] = perm[j]; perm[j] = t; }
+    /* diagnosis: MLA_BENCH_POOL_PAGES=n maps every page to one of the first n of the pool (with
+       MLA_BENCH_NOFLUSH=1 the keys stay in L2 from run to run: the kernel without HBM latency) */
+    const char *poolp = getenv("MLA_BENCH_POOL_PAGES");
+    const int pool = poolp ? atoi(poolp) : 0;
     int k = 0;
     for (int i = 0; i < h->B; i++)
-        for (int p = 0; p < (h->seq_lens[i] + ps - 1) / ps; p++) h->block_table[(size_t)i * h->max_pages + p] = perm[k++];
+        for (int p = 0; p < (h->seq_lens[i] + ps - 1) / ps; p++) {
+            const int pg = perm[k++];
+            h->block_table[(size_t)i * h->max_pages + p] = pool > 0 ? pg % pool : pg;
+        }
     free(perm);
     return 0;
 }

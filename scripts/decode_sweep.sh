@@ -2,7 +2,7 @@
 # Issue 5 sweeps on the GPU machine (after scripts/gpu.sh has built build-gpu): decode page sizes,
 # small batches against the split count, prints one line per configuration.
 #   ROUNDS=n (default 2): rounds of the knob sweeps (vals, core, vals8).
-#   bash scripts/decode_sweep.sh [quick|seqline|s1line|envab VAR|vals|vals8|core VAR "v1 v2 .."|sched|pages|diag|bf16p|small|all]   (quick: one line per issue-5 shape)
+#   bash scripts/decode_sweep.sh [quick|seqline|s1line|l2res|envab VAR|vals|vals8|core VAR "v1 v2 .."|sched|pages|diag|bf16p|small|all]   (quick: one line per issue-5 shape)
 set -uo pipefail
 B=${B:-build-gpu}
 what=${1:-all}
@@ -43,6 +43,20 @@ if [ "$what" = seqline ]; then # b=128 h=128 s_q=2 over seqlen: time = fixed + p
   for pr in spec bf16p; do
     for s in 1024 2048 4096 8192 16384; do
       bench "bf16 $pr s_q=2 seq=$s" X=1 -- --precision $pr --batch 128 --heads 128 --sq 2 --seqlen $s
+    done
+  done
+fi
+if [ "$what" = l2res ]; then # the kernel without HBM: every page one of the first POOL (default 128) of
+  # the pool and no L2 flush between runs (MLA_BENCH_POOL_PAGES, MLA_BENCH_NOFLUSH; diagnosis only)
+  pool=${POOL:-128}
+  for round in 1 2; do
+    for cfg in "b=4 32K|--batch 4 --sq 1 --seqlen 32768" "b=1 32K|--batch 1 --sq 1 --seqlen 32768" \
+               "b=8 32K|--batch 8 --sq 1 --seqlen 32768" "s_q=1 8K|--batch 128 --sq 1 --seqlen 8192" \
+               "s_q=2 4K|--batch 128 --sq 2 --seqlen 4096" "s_q=2 16K|--batch 128 --sq 2 --seqlen 16384"; do
+      lab=${cfg%%|*}; args=${cfg#*|}
+      bench "bf16p $lab hbm" X=1 -- --precision bf16p --heads 128 $args
+      bench "bf16p $lab noflush" MLA_BENCH_NOFLUSH=1 -- --precision bf16p --heads 128 $args
+      bench "bf16p $lab l2 ($pool pages)" MLA_BENCH_NOFLUSH=1 MLA_BENCH_POOL_PAGES=$pool -- --precision bf16p --heads 128 $args
     done
   done
 fi

@@ -5,13 +5,13 @@
 # register allocation over the setmaxnreg regions moves with code added anywhere in a kernel, even
 # before the role split (session 17: one prefetch block in the plan took the bf16p kernel from 1 to
 # 138 such instructions), so count before a change goes to the GPU.
-#   bash scripts/gmma_spills.sh [src/cuda/decode_hopper.cu]   (CUOBJDUMP=path if not on PATH)
+#   bash scripts/gmma_spills.sh [src/cuda/decode_hopper.cu]   (CUOBJDUMP=path if not on PATH; NVFLAGS=-D... for variants)
 set -uo pipefail
 src=${1:-src/cuda/decode_hopper.cu}
 cuobj=${CUOBJDUMP:-$(command -v cuobjdump || ls /root/.pyenv/versions/*/lib/python*/site-packages/nvidia/cu1*/bin/cuobjdump 2>/dev/null | head -1)}
 [ -x "$cuobj" ] || { echo "cuobjdump not found (set CUOBJDUMP)"; exit 1; }
 tmp=$(mktemp -d)
-nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -Xptxas -v -Iinclude -Isrc -cubin -o "$tmp/k.cubin" "$src" > "$tmp/ptxas.log" 2>&1 ||
+nvcc ${NVFLAGS:-} -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -Xptxas -v -Iinclude -Isrc -cubin -o "$tmp/k.cubin" "$src" > "$tmp/ptxas.log" 2>&1 ||
   { grep -E "error" "$tmp/ptxas.log" | head; exit 1; }
 echo "ptxas serialization warnings (C7510-C7518, C752x): $(grep -cE 'C75(1[0-8]|2[0-9])' "$tmp/ptxas.log")"
 "$cuobj" -sass "$tmp/k.cubin" | awk '
