@@ -8,7 +8,8 @@
  * same tiles in the same order (the decode's row blocks of one request).
  * Build and run on the GPU machine:
  *   nvcc -O3 -gencode arch=compute_90a,code=sm_90a bench/l2_probe.cu -o build-gpu/l2_probe
- *   build-gpu/l2_probe            (a table over ctas, depth, share)
+ *   build-gpu/l2_probe            (a table over ctas, depth, share; then clusters of 2 / 4 with
+ *                                  and without TMA multicast, keys in L2 and from HBM)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -67,6 +68,68 @@ __global__ void __launch_bounds__(128, 1) probe(const uint8_t *buf, int ntiles, 
     cyc[blockIdx.x] = clock64() - t0;
 }
 
+/* The same pull through clusters of cs CTAs (cs = share): with mc = 1 the tile's 9 pieces are
+ * split over the cluster's CTAs and each issues its pieces with .multicast::cluster into every
+ * CTA's shared memory (one L2 read per piece for the whole group), else every CTA pulls the whole
+ * tile itself. A cluster barrier per tile keeps a stage from being refilled while another CTA of
+ * the cluster still waits on it (the price of multicast; measured alone with mc = 0). One warp. */
+__global__ void __launch_bounds__(32, 1) probe_cl(const uint8_t *buf, int ntiles, int iters, int depth, int cs, int mc,
+                                                   unsigned long long *cyc) {
+    extern __shared__ __align__(1024) uint8_t sm[];
+    __shared__ __align__(8) uint64_t bar[MAXD];
+    const int g = blockIdx.x / cs;
+    uint32_t rank;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+    const int lane = threadIdx.x;
+    if (lane == 0) {
+        for (int d = 0; d < depth; d++)
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(su32(&bar[d])) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncwarp();
+    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+    const unsigned long long t0 = clock64();
+    for (int i = 0; i < iters + depth; i++) {
+        if (i >= depth) {
+            const int d = (i - depth) % depth;
+            const uint32_t par = (uint32_t)(((i - depth) / depth) & 1);
+            if (lane == 0)
+                asm volatile("{\n .reg .pred P;\n W: mbarrier.try_wait.parity.shared::cta.b64 P, [%0], %1;\n @!P bra W;\n}\n" ::"r"(
+                                 su32(&bar[d])),
+                             "r"(par)
+                             : "memory");
+            __syncwarp();
+            /* every CTA of the cluster is done with stage d before anyone refills it */
+            asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+        }
+        if (i < iters && lane == 0) {
+            const int d = i % depth;
+            const size_t tile = ((size_t)g * 37 + (size_t)i * 11) % (size_t)ntiles;
+            const uint8_t *src = buf + tile * TILE;
+            const uint32_t dst = su32(sm + d * TILE), b = su32(&bar[d]);
+            asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b), "r"(TILE) : "memory");
+            const uint16_t mask = (uint16_t)((1u << cs) - 1u);
+            for (int k = 0; k < TILE / PIECE; k++) {
+                if (mc) {
+                    if ((uint32_t)(k % cs) != rank) continue;
+                    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1], %2, [%3], %4;\n" ::"r"(
+                                     dst + k * PIECE),
+                                 "l"(src + k * PIECE), "r"(PIECE), "r"(b), "h"(mask)
+                                 : "memory");
+                } else {
+                    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                                     dst + k * PIECE),
+                                 "l"(src + k * PIECE), "r"(PIECE), "r"(b)
+                                 : "memory");
+                }
+            }
+        }
+    }
+    /* no CTA leaves while a multicast into it may still be in flight from the others */
+    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+    if (lane == 0) cyc[blockIdx.x] = clock64() - t0;
+}
+
 int main(int argc, char **argv) {
     const int mb = argc > 1 ? atoi(argv[1]) : 24;
     cudaDeviceProp prop;
@@ -113,5 +176,59 @@ int main(int argc, char **argv) {
                 printf("%6d %5d %5d %10.2f %12.1f %12.0f\n", ctas, depth, share, tot / (best * 1e-3) * 1e-12,
                        (double)iters * TILE / mc, mc / iters);
             }
+    /* clusters: the decode's sharing groups (s_q=1: 2 row blocks, s_q=2: 4) with and without
+       multicast, keys in L2 (this buffer) and from HBM (a 4 GiB buffer, cold) */
+    CK(cudaFuncSetAttribute(probe_cl, cudaFuncAttributeMaxDynamicSharedMemorySize, MAXD * TILE));
+    uint8_t *big;
+    const size_t big_bytes = (size_t)4 << 30;
+    CK(cudaMalloc(&big, big_bytes));
+    CK(cudaMemset(big, 2, big_bytes));
+    const int big_tiles = (int)(big_bytes / TILE);
+    printf("\n%6s %5s %5s %3s %5s %10s %12s %12s\n", "ctas", "depth", "clust", "mc", "keys", "TB/s", "B/clk/SM", "clk/tile");
+    const int cs_l[] = {2, 4};
+    for (int hbm = 0; hbm < 2; hbm++)
+        for (int c = 0; c < 2; c++)
+            for (int mc = 0; mc < 2; mc++)
+                for (int depth = 2; depth <= 3; depth++) {
+                    const int cs = cs_l[c], ctas = sms / cs * cs;
+                    cudaLaunchConfig_t cfg = {};
+                    cudaLaunchAttribute at[1];
+                    at[0].id = cudaLaunchAttributeClusterDimension;
+                    at[0].val.clusterDim.x = cs;
+                    at[0].val.clusterDim.y = 1;
+                    at[0].val.clusterDim.z = 1;
+                    cfg.gridDim = dim3(ctas);
+                    cfg.blockDim = dim3(32);
+                    cfg.dynamicSmemBytes = MAXD * TILE;
+                    cfg.attrs = at;
+                    cfg.numAttrs = 1;
+                    const uint8_t *src = hbm ? big : buf;
+                    const int nt = hbm ? big_tiles : ntiles;
+                    const int it = hbm ? 200 : iters;
+                    if (!hbm) CK(cudaLaunchKernelEx(&cfg, probe_cl, src, nt, 50, depth, cs, mc, cyc));
+                    float best = 1e30f;
+                    unsigned long long h[4096];
+                    double mc_cyc = 0;
+                    for (int r = 0; r < 5; r++) {
+                        /* HBM: each round its own region of the buffer (nothing of it in L2) */
+                        const uint8_t *s2 = hbm ? src + (size_t)r * (big_bytes / 5 / TILE) * TILE : src;
+                        const int nt2 = hbm ? (int)(big_bytes / 5 / TILE) : nt;
+                        CK(cudaEventRecord(e0));
+                        CK(cudaLaunchKernelEx(&cfg, probe_cl, s2, nt2, it, depth, cs, mc, cyc));
+                        CK(cudaEventRecord(e1));
+                        CK(cudaEventSynchronize(e1));
+                        float ms;
+                        CK(cudaEventElapsedTime(&ms, e0, e1));
+                        if (ms < best) {
+                            best = ms;
+                            CK(cudaMemcpy(h, cyc, ctas * sizeof *h, cudaMemcpyDeviceToHost));
+                            mc_cyc = 0;
+                            for (int i = 0; i < ctas; i++) mc_cyc += (double)h[i] / ctas;
+                        }
+                    }
+                    const double tot = (double)ctas * it * TILE;
+                    printf("%6d %5d %5d %3d %5s %10.2f %12.1f %12.0f\n", ctas, depth, cs, mc, hbm ? "hbm" : "l2",
+                           tot / (best * 1e-3) * 1e-12, (double)it * TILE / mc_cyc, mc_cyc / it);
+                }
     return 0;
 }
