@@ -1216,7 +1216,11 @@ static void bench_one(h_rng *r, int B, int H, int sq, int seq, int fmt) {
         int j = h_int(r, 0, i);
         int32_t x = perm[i]; perm[i] = perm[j]; perm[j] = x;
     }
-    for (int i = 0; i < npages; i++) bt[i] = perm[i];
+    /* diagnosis (as mla bench): MLA_BENCH_POOL_PAGES=n maps every page to one of the first n;
+       with MLA_BENCH_NOFLUSH=1 they stay in L2 */
+    const char *poolp = getenv("MLA_BENCH_POOL_PAGES"), *nfp = getenv("MLA_BENCH_NOFLUSH");
+    const int pool = poolp ? atoi(poolp) : 0, noflush = nfp && atoi(nfp) == 1;
+    for (int i = 0; i < npages; i++) bt[i] = pool > 0 ? perm[i] % pool : perm[i];
     for (int b = 0; b <= B; b++) qoff[b] = b * sq;
     for (int b = 0; b < B; b++) seqs[b] = seq;
 
@@ -1267,7 +1271,7 @@ static void bench_one(h_rng *r, int B, int H, int sq, int seq, int fmt) {
             if (mla_cuda_decode_hopper(g_gpu, &a) != MLA_OK) { printf("bench: %s\n", mla_ctx_last_error(g_gpu)); ok = 0; goto done; }
         BCHECK(cudaDeviceSynchronize());
         for (int it = 0; it < 20; it++) {
-            BCHECK(cudaMemsetAsync(d_flush, it & 0xff, flush_bytes, 0)); /* evict the cache from L2 */
+            if (!noflush) BCHECK(cudaMemsetAsync(d_flush, it & 0xff, flush_bytes, 0)); /* evict the cache from L2 */
             BCHECK(cudaEventRecord(e0, 0));
             mla_status rc = mla_cuda_decode_hopper(g_gpu, &a);
             BCHECK(cudaEventRecord(e1, 0));
@@ -1278,7 +1282,7 @@ static void bench_one(h_rng *r, int B, int H, int sq, int seq, int fmt) {
         const char *tr = getenv("MLA_HD_TRACE"); /* timeline of one launch (needs a -DHD_TRACE build) */
         if (tr && *tr) {
             mla_cuda_decode_hopper_trace_dump("/dev/null"); /* drops the earlier launches */
-            BCHECK(cudaMemsetAsync(d_flush, 1, flush_bytes, 0));
+            if (!noflush) BCHECK(cudaMemsetAsync(d_flush, 1, flush_bytes, 0));
             if (mla_cuda_decode_hopper(g_gpu, &a) != MLA_OK) { printf("bench: %s\n", mla_ctx_last_error(g_gpu)); ok = 0; goto done; }
             char path[512];
             snprintf(path, sizeof path, "%s.%s_b%d_h%d_sq%d_s%d.txt", tr, fmt == 3 ? "fp8ra" : (fmt ? "fp8" : "bf16"), B, H, sq, seq);
