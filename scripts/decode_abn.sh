@@ -26,7 +26,8 @@ else
   shapes=("bf16p 4K|--precision bf16p $P2 --seqlen 4096" "bf16p 8K|--precision bf16p $P2 --seqlen 8192"
           "bf16p 32K|--precision bf16p $P2 --seqlen 32768" "bf16p s_q=1 8K|--precision bf16p --batch 128 --heads 128 --sq 1 --seqlen 8192"
           "varlen 8K|--precision bf16p $P2 --seqlen 8192 --varlen" "spec 8K|--precision spec $P2 --seqlen 8192" "b=4 32K|--precision bf16p --batch 4 --heads 128 --sq 1 --seqlen 32768"
-          "h16 16K|--batch 128 --heads 16 --sq 1 --seqlen 16384")
+          "h16 16K|--batch 128 --heads 16 --sq 1 --seqlen 16384"
+          "causal 4K|--precision bf16p $P2 --seqlen 4096 --causal 1" "causal 8K|--precision bf16p $P2 --seqlen 8192 --causal 1")
 fi
 for r in $(seq "${ROUNDS:-2}"); do
   for sh in "${shapes[@]}"; do

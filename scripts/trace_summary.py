@@ -26,6 +26,8 @@ def main(path):
         print(f"{path}: too few pairs ({len(tiles)})")
         return
     mid = tiles[len(tiles) // 4: 3 * len(tiles) // 4]
+    allp = [t0[t + 2] - t0[t] for t in tiles if t + 2 in t0]
+    print(f"{path}: every pair's cycles (S_t issue -> S_t+2 issue), in order: " + " ".join(str(x) for x in allp))
     period = [t0[t + 2] - t0[t] for t in mid if t + 2 in t0]
     acc = defaultdict(list)
     for (r, e, t), clk in ev.items():

@@ -144,6 +144,18 @@
      v25 (not kept) the producer's scales by __ldg during the landing wait, no scales box and no
          barrier before the first phase: 8K 243.5 -> 226.5 TF, and rope-aware / page 16 (other paths)
          -7% too: the 56-register producer spilled more (LDL/STL 223 -> 252).
+     v26 bf16p masked softmax (the last tile of a causal segment, partial tiles) as bit arithmetic:
+         written with || and && it compiled to a branch around each element (~900 -> ~500 SASS per
+         inlined softmax; the masked softmax took ~4.6K cycles against ~1.3K). H100 same run: causal
+         s_q=2 4K 586.5 -> 594.5 TF, varlen 8K 604.5 -> 612.5, others within noise.
+     v27 hd_decode_kernel_v7_bf16p_ep where a request has at most 2 row blocks (s_q = 1 at h = 128,
+         h = 64 s_q = 2, small batches): consumer 0 frees stage 1 (V half 0, rope) as soon as its P.V
+         of the odd tile is done, then issues S of the next pair; the base order issues half of that S
+         first, whose chunk waits held the free back ~1.4K cycles (16K timeline). H100 same run:
+         s_q=1 8K 556.5 -> 569 TF, b=4 32K 1562 -> 1581 GB/s, h=64 s_q=2 +2%; at s_q=2 h=128 (four row
+         blocks a tile, mostly L2 hits) it measured -2% (8K), so those keep the base kernel. Not kept
+         (same session): consumer 1 freeing stage 0's half 1 inside its softmax (-2..-6%), the
+         producer's page lookups one pair ahead (-0.5..-1%).
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
@@ -1503,17 +1515,29 @@ MLA_DEV void hd_softmax(const hd_params &p, const hd_job &J, const hd_small *sm,
             C.s[i] *= p.scale_log2;
             mx[(i >> 1) & 1] = fmaxf(mx[(i >> 1) & 1], C.s[i]);
         }
-    } else if (p1 || lf) { /* masked keys -> -inf (select, never arithmetic on the raw value) */
+    } else if (p1 || lf) {
+        /* masked keys -> -inf (a select, never arithmetic on the raw value). The key test is bit
+         * arithmetic with no short-circuit: written with || and &&, it compiled to a branch around
+         * each element's multiply (~400 instructions, ~3.3K cycles for the last tile of a causal
+         * s_q = 2 segment against ~1.3K for a full one: bench/results.md, session 21) */
         const float pre = raw ? 1.f : p.scale_log2;
+        /* element i (key 8j + 2 q4 + e, j = i / 4, e = i % 2, row (i / 2) % 2) kept: bit i of ok */
+        const int x0 = (p.causal ? pos[0] - key0 : HD_KEYS) - 2 * q4, x1 = (p.causal ? pos[1] - key0 : HD_KEYS) - 2 * q4;
+        const uint32_t w0 = vm0 >> (2 * q4), w1 = vm1 >> (2 * q4); /* bit 8j + e: key 8j + 2 q4 + e */
+        uint32_t ok = 0u;
 #pragma unroll
         for (int i = 0; i < 32; i++) {
-            const int kl = 8 * (i >> 2) + 2 * q4 + (i & 1), rr = (i >> 1) & 1;
-            const uint32_t vm = i < 16 ? vm0 : vm1;
-            const int ok = all || (((vm >> (kl & 31)) & 1u) && (!p.causal || key0 + kl <= pos[rr]));
-            C.s[i] = ok ? C.s[i] * pre : -INFINITY;
-            mx[rr] = fmaxf(mx[rr], C.s[i]);
+            const int j = i >> 2, e = i & 1;
+            const uint32_t bit = ((j < 4 ? w0 : w1) >> (8 * (j & 3) + e)) & 1u;
+            ok |= (bit & (uint32_t)(8 * j + e <= (((i >> 1) & 1) ? x1 : x0))) << i;
         }
-    } else { /* the same for the default program */
+        hd_opaque(ok);
+#pragma unroll
+        for (int i = 0; i < 32; i++) {
+            C.s[i] = (ok >> i) & 1u ? C.s[i] * pre : -INFINITY;
+            mx[(i >> 1) & 1] = fmaxf(mx[(i >> 1) & 1], C.s[i]);
+        }
+    } else { /* the default program (the bit-mask form above put 69 LDL/STL into the FP8 kernel's loops) */
 #pragma unroll
         for (int i = 0; i < 32; i++) {
             const int kl = 8 * (i >> 2) + 2 * q4 + (i & 1), rr = (i >> 1) & 1;
@@ -2185,7 +2209,7 @@ MLA_DEV void hd_take_m(const hd_small *sm, hd_cstate &C, int src, int r0, uint32
 }
 
 MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, uint32_t sbase,
-                            uint32_t sm_u32, int c, int tid) {
+                            uint32_t sm_u32, int c, int tid, const int ep) {
     const int q4 = tid & 3, r0 = (tid >> 5) * 16 + ((tid & 31) >> 2); /* this thread's rows: r0 and r0 + 8 */
     int pos[2], tt[2], hh[2], rv[2];
     const int pos_min = hd_rows(p, J, r0, pos, tt, hh, rv);
@@ -2266,13 +2290,27 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
                     break;
                 }
                 const uint32_t par = (uint32_t)((k + 1) & 1);
-                HD_T(0, 16, t + 2);
-                hd_issue_s_part(C.s, sq, sk0, full0, par, HD_ORD_A, 0, 5); /* [PV_u, S_{t+2} rope + half 0] */
-                HD_WGMMA_WAIT(1);                                           /* [S_{t+2}] */
-                hd_pin(C.o, 128);
-                hd_pay(hd_emptyp(empty0, 1, 0));
-                hd_pay(hd_emptyp(empty0, 1, 2));
-                HD_T(0, 14, u);
+                if (ep) {
+                    /* stage 1 freed before S_{t+2}: its reload starts ~1.4K cycles earlier (S_{t+2}'s
+                       chunk waits no longer delay it); where a tile is shared by 2 row blocks, one
+                       of them from HBM, that beats keeping S_{t+2} queued behind this P.V
+                       (H100: s_q=1 8K +2.5%, b=4 +1.2%; s_q=2 8K -2%: bench/results.md, session 21) */
+                    HD_WGMMA_WAIT(0); /* [] */
+                    hd_pin(C.o, 128);
+                    hd_pay(hd_emptyp(empty0, 1, 0));
+                    hd_pay(hd_emptyp(empty0, 1, 2));
+                    HD_T(0, 14, u);
+                    HD_T(0, 16, t + 2);
+                    hd_issue_s_part(C.s, sq, sk0, full0, par, HD_ORD_A, 0, 5); /* [S_{t+2} rope + half 0] */
+                } else {
+                    HD_T(0, 16, t + 2);
+                    hd_issue_s_part(C.s, sq, sk0, full0, par, HD_ORD_A, 0, 5); /* [PV_u, S_{t+2} rope + half 0] */
+                    HD_WGMMA_WAIT(1);                                           /* [S_{t+2}] */
+                    hd_pin(C.o, 128);
+                    hd_pay(hd_emptyp(empty0, 1, 0));
+                    hd_pay(hd_emptyp(empty0, 1, 2));
+                    HD_T(0, 14, u);
+                }
                 hd_issue_s_part(C.s, sq, sk0, full0, par, HD_ORD_A, 5, HD_NCH); /* [S_{t+2}, S_{t+2} half 1] */
             }
         }
@@ -2483,7 +2521,7 @@ MLA_DEV void hd_start_early(const hd_params &p, hd_small *sm, uint32_t sbase, ui
  * current one (hd_q_ahead; qfull keeps its phases across segments); then the segment's
  * __syncthreads (every other barrier quiet), the out stores, the other barriers re-armed. The job
  * goes through shared memory (no schedule state live in the roles). */
-MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8) {
+MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8, const int ep = 0) {
     extern __shared__ __align__(1024) uint8_t hd_smem_raw[];
     /* the combine grid (launched as a programmatic dependent) may start its launch now; it waits
        in griddepcontrol.wait for this whole grid to complete */
@@ -2581,7 +2619,7 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8) {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(HD_CONSUMER_REGS));
         for (;;) {
             const hd_job J = sm->job;
-            if (p1) hd_consumer_p1(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid);
+            if (p1) hd_consumer_p1(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid, ep);
             else hd_consumer(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid, f8);
             const int os = hd_out_smem(p, J);
             if (!p.sched && !os) break;
@@ -2597,6 +2635,10 @@ __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7(const __gri
 }
 __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_bf16p(const __grid_constant__ hd_params p) {
     hd_decode_body(p, 1, 0);
+}
+/* the same with hd_consumer_p1's early stage-1 refill (hd_params.early_pay) */
+__global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_bf16p_ep(const __grid_constant__ hd_params p) {
+    hd_decode_body(p, 1, 0, 1);
 }
 /* FP8 caches, default precision: consumer 1 takes the other's tile before its own (v21) */
 __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_f8(const __grid_constant__ hd_params p) {
@@ -3064,6 +3106,12 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     p.f8_pf = hd_env_on("MLA_HD_F8_PF", &f8pf_env);
     static int qtma_env = -1; /* MLA_HD_Q_TMA=0 (A/B): Q by cp.async always */
     p.q_tma = hd_env_on("MLA_HD_Q_TMA", &qtma_env) && !p.ra && hd_make_rows_map(a->q, HD_DK, p.q_sh, p.q_st, p.H, a->num_tokens, &p.q_map);
+    /* hd_consumer_p1's early stage-1 refill where a request has at most 2 row blocks (by the mean
+       q_len); MLA_HD_EARLY_PAY=1 / 2 (A/B) forces it on / off */
+    static int epay_env = -1;
+    const int epay = hd_env_int("MLA_HD_EARLY_PAY", &epay_env);
+    const int64_t qmean = (a->num_tokens + p.B - 1) / p.B;
+    p.early_pay = epay == 1 || (epay != 2 && (qmean * p.H + HD_ROWS - 1) / HD_ROWS <= 2);
     static int otma_env = -1; /* MLA_HD_O_TMA=0 (A/B): out by per-thread stores always */
     /* BF16 caches only: the FP8 producer writes the stages with generic stores (dequantization),
        and racecheck does not credit the full-barrier chain between those and the out staging
@@ -3107,7 +3155,8 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     /* MLA_PRECISION_BF16_P on FP8 caches runs the FP8 kernel's default program too: more accurate and,
        since v22, faster there (H100 8K: 245 against 214 TF for hd_consumer_p1 on FP8 tiles) */
     const int p1 = !dbg && a->precision == MLA_PRECISION_BF16_P && !f8k;
-    void (*kern)(const hd_params) = p1 ? hd_decode_kernel_v7_bf16p : (f8k ? hd_decode_kernel_v7_f8 : hd_decode_kernel_v7);
+    void (*kern)(const hd_params) = p1 ? (p.early_pay ? hd_decode_kernel_v7_bf16p_ep : hd_decode_kernel_v7_bf16p)
+                                       : (f8k ? hd_decode_kernel_v7_f8 : hd_decode_kernel_v7);
     const int64_t slots = (int64_t)p.T * p.H / HD_ROWS + p.B;
     /* the uniform layout's grid (slot, split); under the balanced schedule its first P L CTAs (linear
        index) are the lanes, and it has at least that many */
