@@ -156,6 +156,13 @@
          blocks a tile, mostly L2 hits) it measured -2% (8K), so those keep the base kernel. Not kept
          (same session): consumer 1 freeing stage 0's half 1 inside its softmax (-2..-6%), the
          producer's page lookups one pair ahead (-0.5..-1%).
+     v28 the base bf16p kernel sums each own tile's rounded P by a wgmma (m64n8k16 against 256 bytes of
+         0.25 in the alignment slack, in the P.V group: hd_issue_pv_regs_l) instead of 64 ALU
+         instructions in the softmax (~286 -> ~220 a warp). H100 same run: s_q=2 4K 593.5 -> 598 TF, 8K
+         635 -> 639, causal 4K / 8K +0.7 / +0.8%; in the _ep kernel it measured -0.8% (s_q=1, b=4), so
+         that one keeps the ALU sums. Predicted +3-6% (the softmax is on both stages' loops): the
+         softmax waits more than it issues (Nsight: selected 29%, wait 28%, short scoreboard 18%).
+         Not kept: a V half as one 4-chunk TMA box (a 4-D view of the cache): -0.5..-1% against a6b3789.
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
@@ -469,6 +476,16 @@ MLA_DEV void hd_wgmma_n256t_r(float d[128], const uint32_t a[4], uint64_t db) {
           HD_ACC8("+f", 64), HD_ACC8("+f", 72), HD_ACC8("+f", 80), HD_ACC8("+f", 88),
           HD_ACC8("+f", 96), HD_ACC8("+f", 104), HD_ACC8("+f", 112), HD_ACC8("+f", 120)
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
+}
+
+/* D[64x8] += A[64x16] B[16x8]; A from registers (fragment as in hd_wgmma_n256t_r), B K-major in smem
+ * (no swizzle): hd_consumer_p1's row sums of its own P, B a block of 0.25 (hd_ones) */
+MLA_DEV void hd_wgmma_n8_r(float d[4], const uint32_t a[4], uint64_t db, int acc) {
+    asm volatile(
+        "{\n .reg .pred p;\n setp.ne.b32 p, %9, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, p, 1, 1, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(acc));
 }
 
 /* D[64x128] += A[64x16] B[16x128]; A from registers (fragment as in hd_wgmma_n256t_r), B N-major
@@ -1433,6 +1450,22 @@ MLA_DEV void hd_issue_pv_smem(float o[128], uint32_t sp, uint32_t sk, int c) {
     hd_issue_pv_sp(o, sk + 8 * HD_CHUNK, sk, c);
 }
 
+/* hd_consumer_p1's P.V of its own tile (P from registers) and, in the same group, the rounded P's row
+ * sums / 4: P . B with B 16 x 8 of 0.25 (a no-swizzle descriptor of the 256 bytes at `ones` in
+ * hd_decode_body) into lw, each quad thread a quarter of its rows' sums (hd_finish sums the quad);
+ * the caller adds lw to l_run once the group is done (hd_add_lw) */
+MLA_DEV void hd_issue_pv_regs_l(float o[128], float lw[4], const uint32_t ph[16], uint32_t sk, int c, uint32_t ones) {
+    hd_opaque(sk);
+    hd_opaque(ones);
+    const uint64_t dones = (uint64_t)(((ones & 0x3FFFFu) >> 4) | (8u << 16)) | ((uint64_t)(256 >> 4) << 32);
+    const uint64_t dv = hd_desc(sk + (uint32_t)c * 4 * HD_CHUNK, HD_CHUNK, 1024);
+    hd_wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < HD_KEYS / 16; ks++) hd_wgmma_n256t_r(o, ph + 4 * ks, hd_opaque64(dv) + (uint64_t)((ks * 2048) >> 4));
+#pragma unroll
+    for (int ks = 0; ks < HD_KEYS / 16; ks++) hd_wgmma_n8_r(lw, ph + 4 * ks, dones, ks > 0);
+    hd_wgmma_commit();
+}
 /* the same with P from registers (the consumer's own tile): ph / pl hold 4 fragments of 4 words */
 MLA_DEV void hd_issue_pv_regs(float o[128], const uint32_t ph[16], const uint32_t pl[16], uint32_t sk, int c,
                               const int p1) {
@@ -1465,6 +1498,11 @@ typedef struct hd_cstate {
                                    (out's denominator) and keeps these for lse; else equal to l_run */
 } hd_cstate;
 
+MLA_DEV void hd_add_lw(hd_cstate &C, float lw[4]) {
+    hd_pin(lw, 4);
+    C.l_run[0] += lw[0];
+    C.l_run[1] += lw[2];
+}
 MLA_DEV void hd_rescale(hd_cstate &C, const float al[2]) {
     if (__any_sync(0xffffffffu, al[0] != 1.f || al[1] != 1.f)) { /* skipped once the max settles */
 #pragma unroll
@@ -1494,7 +1532,7 @@ MLA_DEV void hd_zero_rows(uint8_t *gk, int nv, int c, int tid) {
  * row sums. Returns alpha in al. */
 MLA_DEV void hd_softmax(const hd_params &p, const hd_job &J, const hd_small *sm, hd_cstate &C, int t, int st,
                         const int pos[2], int pos_min, int r0, int q4, float al[2], const int frags = 1, int addsum = 1,
-                        const int p1 = 0, const int lf = 0) {
+                        const int p1 = 0, const int lf = 0, const int lwg = 0) {
     const int key0 = (J.t_begin + t) * HD_KEYS;
     const uint32_t vm0 = sm->kv_valid[t & 3][0], vm1 = sm->kv_valid[t & 3][1];
     const int all = (vm0 & vm1) == 0xffffffffu && (!p.causal || key0 + HD_KEYS - 1 <= pos_min); /* nothing masked */
@@ -1580,13 +1618,14 @@ MLA_DEV void hd_softmax(const hd_params &p, const hd_job &J, const hd_small *sm,
                 C.ph[f] = hi;
                 /* one bf16 term: the row sums add the rounded values, so that numerator and
                    denominator agree (the error then scales with v - out, not with v) */
-                if (p1) pr[h2] += __uint_as_float(hi << 16) + __uint_as_float(hi & 0xffff0000u);
+                if (p1 && !lwg) pr[h2] += __uint_as_float(hi << 16) + __uint_as_float(hi & 0xffff0000u);
                 if (!p1) C.pl[f] = pack_bf16x2(a - __uint_as_float(hi << 16), b - __uint_as_float(hi & 0xffff0000u));
             }
     }
 #pragma unroll
     for (int e = 0; e < 2; e++) {
-        C.l_run[e] = C.l_run[e] * al[e] + (addsum ? (p1 && frags ? pr[e] : ps[e]) : 0.f);
+        C.l_run[e] = C.l_run[e] * al[e] + (addsum && !lwg ? (p1 && frags ? pr[e] : ps[e]) : 0.f);
+        /* lwg: the rounded P's sums come from hd_issue_pv_regs_l (hd_add_lw; 64 instructions fewer here) */
         if (lf) C.lf_run[e] = C.lf_run[e] * al[e] + (addsum ? ps[e] : 0.f); /* p1 kernels, exact program too */
     }
 }
@@ -2205,11 +2244,12 @@ MLA_DEV void hd_take_m(const hd_small *sm, hd_cstate &C, int src, int r0, uint32
         C.m_run[e] = mn;
         C.l_run[e] *= a[e];
         C.lf_run[e] *= a[e];
+
     }
 }
 
 MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, uint32_t sbase,
-                            uint32_t sm_u32, int c, int tid, const int ep) {
+                            uint32_t sm_u32, int c, int tid, const int ep, uint32_t ones) {
     const int q4 = tid & 3, r0 = (tid >> 5) * 16 + ((tid & 31) >> 2); /* this thread's rows: r0 and r0 + 8 */
     int pos[2], tt[2], hh[2], rv[2];
     const int pos_min = hd_rows(p, J, r0, pos, tt, hh, rv);
@@ -2220,6 +2260,7 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
     const uint32_t mready0 = sm_u32 + (uint32_t)offsetof(hd_small, mready);
     const uint32_t sk0 = sbase + HD_SK0, sk1 = sbase + HD_SK1;
     const uint32_t pu = sk1 + 8 * HD_CHUNK; /* P_u: the rope chunk of stage 1 */
+
     uint8_t *const gk0 = gbase + HD_SK0, *const gk1 = gbase + HD_SK1;
 
     hd_cstate C;
@@ -2247,7 +2288,7 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
                 hd_pin(C.s, 32);
                 hd_pay(hd_emptyp(empty0, 0, 2)); /* the rope chunk of stage 0 may refill */
                 HD_T(0, 11, t);
-                hd_softmax(p, J, sm, C, t, 0, pos, pos_min, r0, q4, al, 1, 1, 1, 1);
+                hd_softmax(p, J, sm, C, t, 0, pos, pos_min, r0, q4, al, 1, 1, 1, 1, !ep);
                 if (q4 == 0) {
                     sm->xm[0][r0] = C.m_run[0];
                     sm->xm[0][r0 + 8] = C.m_run[1];
@@ -2262,9 +2303,12 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
                 HD_T(0, 12, t);
                 hd_rescale(C, al);
                 hd_pin(C.o, 128);
-                hd_issue_pv_regs(C.o, C.ph, C.pl, sk0, 0, 1); /* [PV_t] */
-                HD_WGMMA_WAIT(0);                          /* [] */
+                float lw[4] = {0.f, 0.f, 0.f, 0.f};
+                if (ep) hd_issue_pv_regs(C.o, C.ph, C.pl, sk0, 0, 1); /* [PV_t] */
+                else hd_issue_pv_regs_l(C.o, lw, C.ph, sk0, 0, ones);
+                HD_WGMMA_WAIT(0); /* [] */
                 hd_pin(C.o, 128);
+                if (!ep) hd_add_lw(C, lw);
                 hd_pay(hd_emptyp(empty0, 0, 0));
                 HD_T(0, 14, t);
                 if (u >= J.nt) break; /* the last tile, alone */
@@ -2340,7 +2384,7 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
                 HD_T(1, 15, t);
                 if (nv < HD_KEYS) hd_zero_rows(gk0, nv, 1, tid);
                 hd_issue_pv_sp(C.o, sp, sk0, 1); /* [PV_t] */
-                hd_softmax(p, J, sm, C, u, 1, pos, pos_min, r0, q4, al, 1, 1, 1, 1);
+                hd_softmax(p, J, sm, C, u, 1, pos, pos_min, r0, q4, al, 1, 1, 1, 1, !ep);
                 if (q4 == 0) {
                     sm->xm[1][r0] = C.m_run[0];
                     sm->xm[1][r0 + 8] = C.m_run[1];
@@ -2359,9 +2403,12 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
                 HD_T(1, 14, t);
                 hd_rescale(C, al); /* m0 -> m1 */
                 hd_pin(C.o, 128);
-                hd_issue_pv_regs(C.o, C.ph, C.pl, sk1, 1, 1); /* [PV_u] */
-                HD_WGMMA_WAIT(0);                          /* [] */
+                float lw[4] = {0.f, 0.f, 0.f, 0.f};
+                if (ep) hd_issue_pv_regs(C.o, C.ph, C.pl, sk1, 1, 1); /* [PV_u] */
+                else hd_issue_pv_regs_l(C.o, lw, C.ph, sk1, 1, ones);
+                HD_WGMMA_WAIT(0); /* [] */
                 hd_pin(C.o, 128);
+                if (!ep) hd_add_lw(C, lw);
                 hd_pay(hd_emptyp(empty0, 1, 1));
                 if (u + 2 >= J.nt) break;
                 const uint32_t par = (uint32_t)((k + 1) & 1);
@@ -2531,6 +2578,14 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8, cons
     uint8_t *gbase = hd_smem_raw + (sbase - raw);
     hd_small *sm = (hd_small *)(gbase + HD_BIG);
     const uint32_t sm_u32 = sbase + HD_BIG;
+    /* hd_consumer_p1's 256 bytes of bf16 0.25 (B of its row-sum wgmma, hd_issue_pv_regs_l) in the
+       alignment slack: before the 1024-aligned base, or after hd_small (one side has >= 512 bytes) */
+    const uint32_t lo16 = (raw + 15u) & ~15u;
+    const uint32_t ones = sbase - lo16 >= 256u ? lo16 : ((sm_u32 + (uint32_t)sizeof(hd_small) + 15u) & ~15u);
+    if (p1 && !ep && threadIdx.x >= 64 && threadIdx.x < 128) {
+        asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(ones + 4u * (threadIdx.x - 64)), "r"(0x3E803E80u) : "memory");
+        hd_fence_proxy_async(); /* read by wgmma (async proxy) after the first __syncthreads */
+    }
 
 #ifdef HD_TRACE
     {
@@ -2619,7 +2674,7 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8, cons
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(HD_CONSUMER_REGS));
         for (;;) {
             const hd_job J = sm->job;
-            if (p1) hd_consumer_p1(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid, ep);
+            if (p1) hd_consumer_p1(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid, ep, ones);
             else hd_consumer(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid, f8);
             const int os = hd_out_smem(p, J);
             if (!p.sched && !os) break;
