@@ -2226,9 +2226,11 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
  * and consumer 1 took it) and runs under matrix work, and half 1 of stage 0, which S_{t+2} takes
  * last, refills once that softmax ends. Tried (bench/results.md, session 4): P_t stored after m1
  * and scaled to it (consumer 1's P.V of t after its softmax): 589 / 619 TF (8K / 32K) against 595
- * / ~600; consumer 0 paying stage 1 before issuing S_{t+2}: -4% (8K), -10% (32K). Row sums: each
- * consumer sums its own tiles' rounded P (l, out's denominator) and f32 P (lf, lse), scaled like
- * its O. Stage parts paid (the TMA producer's refill order): stage 0: the rope by consumer 0 after
+ * / ~600; consumer 0 paying stage 1 before issuing S_{t+2}: -4% (8K), -10% (32K) then, -2% at
+ * s_q=2 8K and +2.2% at s_q=1 in session 21, which made it the ep = 1 kernel's order (requests of
+ * at most two row blocks: hd_decode_kernel_v7_bf16p_ep). Row sums: each consumer sums its own
+ * tiles' rounded P (l, out's denominator; ep = 0: by an m64n8 wgmma in the P.V group,
+ * hd_issue_pv_regs_l) and f32 P (lf, lse), scaled like its O. Stage parts paid (the TMA producer's refill order): stage 0: the rope by consumer 0 after
  * S_t, half 0 by consumer 0 after its P.V, half 1 by consumer 1 after its; stage 1: half 1 by
  * consumer 1 after its P.V, half 0 and the rope (P_u) by consumer 0 after its P.V. The FP8 exact
  * program (mode[], decided once per CTA) runs hd_consumer_exact for all tiles. */
