@@ -157,7 +157,7 @@
          (same session): consumer 1 freeing stage 0's half 1 inside its softmax (-2..-6%), the
          producer's page lookups one pair ahead (-0.5..-1%).
      v28 the base bf16p kernel sums each own tile's rounded P by a wgmma (m64n8k16 against 256 bytes of
-         0.25 in the alignment slack, in the P.V group: hd_issue_pv_regs_l) instead of 64 ALU
+         0.25 in the alignment slack, in the P.V group: hd_issue_pv_regs) instead of 64 ALU
          instructions in the softmax (~286 -> ~220 a warp). H100 same run: s_q=2 4K 593.5 -> 598 TF, 8K
          635 -> 639, causal 4K / 8K +0.7 / +0.8%; in the _ep kernel it measured -0.8% (s_q=1, b=4), so
          that one keeps the ALU sums. Predicted +3-6% (the softmax is on both stages' loops): the
@@ -479,7 +479,7 @@ MLA_DEV void hd_wgmma_n256t_r(float d[128], const uint32_t a[4], uint64_t db) {
 }
 
 /* D[64x8] += A[64x16] B[16x8]; A from registers (fragment as in hd_wgmma_n256t_r), B K-major in smem
- * (no swizzle): hd_consumer_p1's row sums of its own P, B a block of 0.25 (hd_ones) */
+ * (no swizzle): hd_consumer_p1's row sums of its own P, B a block of 0.25 (hd_issue_pv_regs) */
 MLA_DEV void hd_wgmma_n8_r(float d[4], const uint32_t a[4], uint64_t db, int acc) {
     asm volatile(
         "{\n .reg .pred p;\n setp.ne.b32 p, %9, 0;\n"
@@ -1450,32 +1450,29 @@ MLA_DEV void hd_issue_pv_smem(float o[128], uint32_t sp, uint32_t sk, int c) {
     hd_issue_pv_sp(o, sk + 8 * HD_CHUNK, sk, c);
 }
 
-/* hd_consumer_p1's P.V of its own tile (P from registers) and, in the same group, the rounded P's row
- * sums / 4: P . B with B 16 x 8 of 0.25 (a no-swizzle descriptor of the 256 bytes at `ones` in
- * hd_decode_body) into lw, each quad thread a quarter of its rows' sums (hd_finish sums the quad);
- * the caller adds lw to l_run once the group is done (hd_add_lw) */
-MLA_DEV void hd_issue_pv_regs_l(float o[128], float lw[4], const uint32_t ph[16], uint32_t sk, int c, uint32_t ones) {
-    hd_opaque(sk);
-    hd_opaque(ones);
-    const uint64_t dones = (uint64_t)(((ones & 0x3FFFFu) >> 4) | (8u << 16)) | ((uint64_t)(256 >> 4) << 32);
-    const uint64_t dv = hd_desc(sk + (uint32_t)c * 4 * HD_CHUNK, HD_CHUNK, 1024);
-    hd_wgmma_fence();
-#pragma unroll
-    for (int ks = 0; ks < HD_KEYS / 16; ks++) hd_wgmma_n256t_r(o, ph + 4 * ks, hd_opaque64(dv) + (uint64_t)((ks * 2048) >> 4));
-#pragma unroll
-    for (int ks = 0; ks < HD_KEYS / 16; ks++) hd_wgmma_n8_r(lw, ph + 4 * ks, dones, ks > 0);
-    hd_wgmma_commit();
-}
-/* the same with P from registers (the consumer's own tile): ph / pl hold 4 fragments of 4 words */
+/* the same with P from registers (the consumer's own tile): ph / pl hold 4 fragments of 4 words.
+ * lw (hd_consumer_p1's base kernel): in the same group, the rounded P's row sums / 4, P . B with B
+ * 16 x 8 of 0.25 (a no-swizzle descriptor of the 256 bytes at `ones` in hd_decode_body), each quad
+ * thread a quarter of its rows' sums (hd_finish sums the quad); the caller adds lw to l_run once
+ * the group is done (hd_add_lw) */
 MLA_DEV void hd_issue_pv_regs(float o[128], const uint32_t ph[16], const uint32_t pl[16], uint32_t sk, int c,
-                              const int p1) {
+                              const int p1, float *lw = nullptr, uint32_t ones = 0u) {
     hd_opaque(sk);
+    uint64_t dones = 0;
+    if (lw) {
+        hd_opaque(ones);
+        dones = (uint64_t)(((ones & 0x3FFFFu) >> 4) | (8u << 16)) | ((uint64_t)(256 >> 4) << 32);
+    }
     const uint64_t dv = hd_desc(sk + (uint32_t)c * 4 * HD_CHUNK, HD_CHUNK, 1024);
     hd_wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < HD_KEYS / 16; ks++) {
         hd_wgmma_n256t_r(o, ph + 4 * ks, hd_opaque64(dv) + (uint64_t)((ks * 2048) >> 4));
         if (!p1) hd_wgmma_n256t_r(o, pl + 4 * ks, hd_opaque64(dv) + (uint64_t)((ks * 2048) >> 4));
+    }
+    if (lw) {
+#pragma unroll
+        for (int ks = 0; ks < HD_KEYS / 16; ks++) hd_wgmma_n8_r(lw, ph + 4 * ks, dones, ks > 0);
     }
     hd_wgmma_commit();
 }
@@ -1625,7 +1622,7 @@ MLA_DEV void hd_softmax(const hd_params &p, const hd_job &J, const hd_small *sm,
 #pragma unroll
     for (int e = 0; e < 2; e++) {
         C.l_run[e] = C.l_run[e] * al[e] + (addsum && !lwg ? (p1 && frags ? pr[e] : ps[e]) : 0.f);
-        /* lwg: the rounded P's sums come from hd_issue_pv_regs_l (hd_add_lw; 64 instructions fewer here) */
+        /* lwg: the rounded P's sums come from hd_issue_pv_regs (hd_add_lw; 64 instructions fewer here) */
         if (lf) C.lf_run[e] = C.lf_run[e] * al[e] + (addsum ? ps[e] : 0.f); /* p1 kernels, exact program too */
     }
 }
@@ -2230,10 +2227,11 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
  * s_q=2 8K and +2.2% at s_q=1 in session 21, which made it the ep = 1 kernel's order (requests of
  * at most two row blocks: hd_decode_kernel_v7_bf16p_ep). Row sums: each consumer sums its own
  * tiles' rounded P (l, out's denominator; ep = 0: by an m64n8 wgmma in the P.V group,
- * hd_issue_pv_regs_l) and f32 P (lf, lse), scaled like its O. Stage parts paid (the TMA producer's refill order): stage 0: the rope by consumer 0 after
- * S_t, half 0 by consumer 0 after its P.V, half 1 by consumer 1 after its; stage 1: half 1 by
- * consumer 1 after its P.V, half 0 and the rope (P_u) by consumer 0 after its P.V. The FP8 exact
- * program (mode[], decided once per CTA) runs hd_consumer_exact for all tiles. */
+ * hd_issue_pv_regs) and f32 P (lf, lse), scaled like its O. Stage parts paid (the TMA producer's
+ * refill order): stage 0: the rope by consumer 0 after S_t, half 0 by consumer 0 after its P.V,
+ * half 1 by consumer 1 after its; stage 1: half 1 by consumer 1 after its P.V, half 0 and the rope
+ * (P_u) by consumer 0 after its P.V. The FP8 exact program (mode[], decided once per CTA) runs
+ * hd_consumer_exact for all tiles. */
 
 /* the running max after consumer src's tile of pair k: wait for it (mready of src), a = 2^(m - m'),
  * m = m', the row sums scaled by a (O is the caller's: hd_rescale once no wgmma is in flight) */
@@ -2306,8 +2304,7 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
                 hd_rescale(C, al);
                 hd_pin(C.o, 128);
                 float lw[4] = {0.f, 0.f, 0.f, 0.f};
-                if (ep) hd_issue_pv_regs(C.o, C.ph, C.pl, sk0, 0, 1); /* [PV_t] */
-                else hd_issue_pv_regs_l(C.o, lw, C.ph, sk0, 0, ones);
+                hd_issue_pv_regs(C.o, C.ph, C.pl, sk0, 0, 1, ep ? nullptr : lw, ones); /* [PV_t] */
                 HD_WGMMA_WAIT(0); /* [] */
                 hd_pin(C.o, 128);
                 if (!ep) hd_add_lw(C, lw);
@@ -2406,8 +2403,7 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
                 hd_rescale(C, al); /* m0 -> m1 */
                 hd_pin(C.o, 128);
                 float lw[4] = {0.f, 0.f, 0.f, 0.f};
-                if (ep) hd_issue_pv_regs(C.o, C.ph, C.pl, sk1, 1, 1); /* [PV_u] */
-                else hd_issue_pv_regs_l(C.o, lw, C.ph, sk1, 1, ones);
+                hd_issue_pv_regs(C.o, C.ph, C.pl, sk1, 1, 1, ep ? nullptr : lw, ones); /* [PV_u] */
                 HD_WGMMA_WAIT(0); /* [] */
                 hd_pin(C.o, 128);
                 if (!ep) hd_add_lw(C, lw);
@@ -2580,7 +2576,7 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8, cons
     uint8_t *gbase = hd_smem_raw + (sbase - raw);
     hd_small *sm = (hd_small *)(gbase + HD_BIG);
     const uint32_t sm_u32 = sbase + HD_BIG;
-    /* hd_consumer_p1's 256 bytes of bf16 0.25 (B of its row-sum wgmma, hd_issue_pv_regs_l) in the
+    /* hd_consumer_p1's 256 bytes of bf16 0.25 (B of its row-sum wgmma, hd_issue_pv_regs) in the
        alignment slack: before the 1024-aligned base, or after hd_small (one side has >= 512 bytes) */
     const uint32_t lo16 = (raw + 15u) & ~15u;
     const uint32_t ones = sbase - lo16 >= 256u ? lo16 : ((sm_u32 + (uint32_t)sizeof(hd_small) + 15u) & ~15u);
@@ -2693,7 +2689,7 @@ __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7(const __gri
 __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_bf16p(const __grid_constant__ hd_params p) {
     hd_decode_body(p, 1, 0);
 }
-/* the same with hd_consumer_p1's early stage-1 refill (hd_params.early_pay) */
+/* the same with hd_consumer_p1's early stage-1 refill (picked in hd_run: requests of <= 2 row blocks) */
 __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_bf16p_ep(const __grid_constant__ hd_params p) {
     hd_decode_body(p, 1, 0, 1);
 }
@@ -3168,7 +3164,7 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     static int epay_env = -1;
     const int epay = hd_env_int("MLA_HD_EARLY_PAY", &epay_env);
     const int64_t qmean = (a->num_tokens + p.B - 1) / p.B;
-    p.early_pay = epay == 1 || (epay != 2 && (qmean * p.H + HD_ROWS - 1) / HD_ROWS <= 2);
+    const int early_pay = epay == 1 || (epay != 2 && (qmean * p.H + HD_ROWS - 1) / HD_ROWS <= 2);
     static int otma_env = -1; /* MLA_HD_O_TMA=0 (A/B): out by per-thread stores always */
     /* BF16 caches only: the FP8 producer writes the stages with generic stores (dequantization),
        and racecheck does not credit the full-barrier chain between those and the out staging
@@ -3212,7 +3208,7 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     /* MLA_PRECISION_BF16_P on FP8 caches runs the FP8 kernel's default program too: more accurate and,
        since v22, faster there (H100 8K: 245 against 214 TF for hd_consumer_p1 on FP8 tiles) */
     const int p1 = !dbg && a->precision == MLA_PRECISION_BF16_P && !f8k;
-    void (*kern)(const hd_params) = p1 ? (p.early_pay ? hd_decode_kernel_v7_bf16p_ep : hd_decode_kernel_v7_bf16p)
+    void (*kern)(const hd_params) = p1 ? (early_pay ? hd_decode_kernel_v7_bf16p_ep : hd_decode_kernel_v7_bf16p)
                                        : (f8k ? hd_decode_kernel_v7_f8 : hd_decode_kernel_v7);
     const int64_t slots = (int64_t)p.T * p.H / HD_ROWS + p.B;
     /* the uniform layout's grid (slot, split); under the balanced schedule its first P L CTAs (linear

@@ -60,8 +60,6 @@ typedef struct hd_params {
     int32_t persist;            /* 1 (MLA_HD_PERSIST, default): grid P L persistent CTAs; the plan's even layout
                                    runs lane jobs (mode 2, hd_lane_job) or, ragged q_len, slots x, x + gridDim.x,
                                    ... (mode 0); every CTA of the schedule loads the next segment's Q ahead */
-    int32_t early_pay;          /* hd_consumer_p1: consumer 0 frees stage 1's V half 0 and rope right after its P.V of
-                                   the odd tile, before it issues S of the next pair (requests of <= 2 row blocks) */
     int32_t force_bal;          /* MLA_DECODE_BALANCE=1 (diagnosis): mode 1 even where every request costs the same */
     int32_t L, P;               /* lanes (row blocks of a request), parts (the plan may use fewer: plan[1]) */
     int32_t c0;                 /* a segment's fixed cost in tile units */
