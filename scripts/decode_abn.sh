@@ -2,22 +2,27 @@
 # A/B/C.. of several versions of src/cuda/decode_hopper.cu on the GPU machine (issue 5 tuning): each
 # FILE (carried in a git-ignored folder such as golden/ab/) is built in a copy of this tree (the
 # variants build side by side), then the shapes run variant after variant, ROUNDS rounds (default 2);
-# medians per shape and variant last. SHAPES=fp8 (default) or bf16 picks the shape set.
+# medians per shape and variant last. SHAPES=fp8 (default) or bf16 picks the shape set; SHAPES=list takes
+# SHAPE_LIST="name|bench args;name|bench args..."; SKIP_BUILD=1 reuses the build-v* of the last call;
+# AB_TARGET=src/cuda/decode_narrow.cu swaps that file instead of decode_hopper.cu.
 #   bash scripts/decode_abn.sh golden/ab/a.cu golden/ab/b.cu [...]
 set -uo pipefail
 OUT=${OUT:-out}; mkdir -p "$OUT"; rm -f "$OUT/abn.txt"
 files=("$@"); n=${#files[@]}
 [ "$n" -ge 1 ] || { echo "usage: decode_abn.sh FILE..."; exit 2; }
 for i in $(seq 0 $((n - 1))); do
+  [ "${SKIP_BUILD:-0}" = 1 ] && [ -x build-v$i/mla ] && continue
   tb=/tmp/tree_$i; rm -rf $tb; mkdir -p $tb
   tar --exclude='./build*' --exclude='./golden' --exclude='./out' -cf - . | tar -xf - -C $tb
-  cp "${files[$i]}" $tb/src/cuda/decode_hopper.cu
+  cp "${files[$i]}" $tb/${AB_TARGET:-src/cuda/decode_hopper.cu}
   ( cmake -S $tb -B build-v$i -DCMAKE_BUILD_TYPE=Release >/dev/null && \
     cmake --build build-v$i -j 6 --target mla_cli > "$OUT/build_v$i.log" 2>&1 || echo "BUILD $i FAILED" ) &
 done
 wait
 P2="--batch 128 --heads 128 --sq 2"
-if [ "${SHAPES:-fp8}" = fp8 ]; then
+if [ "${SHAPES:-fp8}" = list ]; then
+  IFS=';' read -r -a shapes <<< "${SHAPE_LIST:?SHAPES=list needs SHAPE_LIST}"
+elif [ "${SHAPES:-fp8}" = fp8 ]; then
   shapes=("fp8 s_q=2 8K|--format fp8 $P2 --seqlen 8192" "fp8 s_q=1 8K|--format fp8 --batch 128 --heads 128 --sq 1 --seqlen 8192"
           "fp8 h16 16K|--format fp8 --batch 128 --heads 16 --sq 1 --seqlen 16384" "fp8 b=4 32K|--format fp8 --batch 4 --heads 128 --sq 1 --seqlen 32768"
           "fp8 bf16p 8K|--format fp8 --precision bf16p $P2 --seqlen 8192" "ra 8K|--format ropeaware $P2 --seqlen 8192"
