@@ -2244,7 +2244,6 @@ MLA_DEV void hd_take_m(const hd_small *sm, hd_cstate &C, int src, int r0, uint32
         C.m_run[e] = mn;
         C.l_run[e] *= a[e];
         C.lf_run[e] *= a[e];
-
     }
 }
 
@@ -2260,7 +2259,6 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
     const uint32_t mready0 = sm_u32 + (uint32_t)offsetof(hd_small, mready);
     const uint32_t sk0 = sbase + HD_SK0, sk1 = sbase + HD_SK1;
     const uint32_t pu = sk1 + 8 * HD_CHUNK; /* P_u: the rope chunk of stage 1 */
-
     uint8_t *const gk0 = gbase + HD_SK0, *const gk1 = gbase + HD_SK1;
 
     hd_cstate C;
