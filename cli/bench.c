@@ -276,6 +276,18 @@ static void *upload_const_f32(bench_case *b, size_t count, float v) {
 #define FP8_SD 64.0f
 #define FP8_SCALE (1.0f / 64.0f)
 
+/* MLA_BENCH_KV_SCALE=x (diagnosis): MLA_KV_FP8 rows' scales are FP8_SCALE * x (x not a power of two:
+ * the scales a writer other than FlashMLA's or this library's might leave; decode's 64-row kernel then
+ * runs its exact program). */
+static float kv_scale_factor(void) {
+    static float f = -1.f;
+    if (f < 0.f) {
+        const char *e = getenv("MLA_BENCH_KV_SCALE");
+        f = e && atof(e) > 0.0 ? (float)atof(e) : 1.f;
+    }
+    return f;
+}
+
 /* Host image of npages pages of a cache in format fmt. */
 static uint8_t *cache_pattern(bench_case *b, mla_format fmt, int ps, int dim, int npages, size_t page_bytes) {
     uint8_t *h = (uint8_t *)malloc((size_t)npages * page_bytes);
@@ -297,7 +309,7 @@ static uint8_t *cache_pattern(bench_case *b, mla_format fmt, int ps, int dim, in
             for (int i = 0; i < 512; i++) r[i] = mla_f32_to_e4m3(rnorm(&b->r) * FP8_SD);
             int rope_at = 512;
             if (fmt == MLA_KV_FP8) {
-                for (int i = 0; i < 4; i++) { float sc = FP8_SCALE; memcpy(r + 512 + 4 * i, &sc, 4); }
+                for (int i = 0; i < 4; i++) { float sc = FP8_SCALE * kv_scale_factor(); memcpy(r + 512 + 4 * i, &sc, 4); }
                 rope_at = 528;
             }
             float rope_div = fmt == MLA_KV_FP8_ROPE_AWARE ? FP8_SCALE : 1.0f; /* rope / sigma */

@@ -192,9 +192,10 @@ typedef struct mla_decode_args {
  * 0 included. Rows with no visible key get out = 0, lse = +inf. */
 mla_status mla_decode(mla_ctx *ctx, const mla_decode_args *args);
 /* Scratch the call needs for these shapes (0 on CPU). Only num_tokens, num_heads, cache.format
- * and batch.num_requests are read. On CUDA it holds split-KV partials and the balanced
+ * and batch.num_requests are read. On CUDA it holds split-KV partials, the balanced
  * schedule's plan (decode batches of up to 9215 requests: about 35 MB on 132
- * SMs), so it is not 0 for large batches either; the same workspace serves every layer of a step. */
+ * SMs) and, for MLA_KV_FP8 under MLA_PRECISION_BF16_P, a 4-byte flag per request (the check of
+ * the scales), so it is not 0 for large batches either; the same workspace serves every layer of a step. */
 size_t mla_decode_workspace_size(const mla_ctx *ctx, const mla_decode_args *args);
 
 /* ------------------------------------------------------------------------------------------ */

@@ -77,7 +77,10 @@ typedef struct hcase {
                                 of two) everywhere; 2 like 1 in tiles [x_tile, x_tile + 1] of each request only;
                                 3 like 1 with each key's values scaled by 2^u, u in -6..5 (per-key exponents);
                                 4 like 1 with the keys' values times 2^20 and q's latent part times 2^-20
-                                (scales ~2^17: f16 of e4m3 * scale would overflow) */
+                                (scales ~2^17: f16 of e4m3 * scale would overflow); 5 powers of two, but in request 0
+                                block 1 of every key 2^20 below the others (its values times 2^-20) and q's dims
+                                128..255 times 2^20 in request 0's tokens: the 64-row kernel's one-chain program
+                                would flush block 1 in f16, so its scan must send request 0 (only) to the exact one */
     int x_tile;
     int ra;                  /* 1: MLA_KV_FP8_ROPE_AWARE (640-byte rows, sigma pool, packed q + q_sigma);
                                 scales 0: sigma a power of two (SPEC 3), 1: sigma = amax / 448 * (1 + u) */
@@ -106,7 +109,7 @@ static void case_name(const hcase *c, char *buf, size_t n) {
     for (int i = 0; i < c->nsplits && k > 0 && (size_t)k < n; i++)
         if (c->splits[i]) k += snprintf(buf + k, n - (size_t)k, "%d ", c->splits[i]);
     if ((c->fp8 || c->ra) && k > 0 && (size_t)k < n)
-        snprintf(buf + k, n - (size_t)k, " scales=%s", c->scales == 0 ? "pow2" : (c->scales == 1 ? "any" : (c->scales == 2 ? "mixed" : (c->scales == 3 ? "per-key" : "2^17"))));
+        snprintf(buf + k, n - (size_t)k, " scales=%s", c->scales == 0 ? "pow2" : (c->scales == 1 ? "any" : (c->scales == 2 ? "mixed" : (c->scales == 3 ? "per-key" : (c->scales == 4 ? "2^17" : "req0-2^-20")))));
 }
 
 /* The host side of a case: every input in host memory plus its float copy for the reference. */
@@ -131,12 +134,12 @@ typedef struct hdata {
  * quantized per 128-column tile as SPEC 3 (scale = pow2_scale(amax), e = e4m3(x / scale)) or, for
  * the other scale modes, with scale = amax / 448 * (1 + u), u random in [0, 1) (not a power of
  * two); rope bf16. Value = e4m3 * scale. */
-static void make_fp8_row(h_rng *r, const hcase *c, int j, uint8_t *row, float *rf) {
-    const int any = c->scales == 1 || c->scales >= 3 || (c->scales == 2 && j / 64 >= c->x_tile && j / 64 <= c->x_tile + 1);
+static void make_fp8_row(h_rng *r, const hcase *c, int b, int j, uint8_t *row, float *rf) {
+    const int any = c->scales == 1 || c->scales == 3 || c->scales == 4 || (c->scales == 2 && j / 64 >= c->x_tile && j / 64 <= c->x_tile + 1);
     const double kmag = c->scales == 3 ? ldexp(1.0, h_int(r, -6, 5)) : (c->scales == 4 ? ldexp(1.0, 20) : 1.0);
     for (int t = 0; t < 4; t++) {
         float x[128], amax = 0.f;
-        const double mag = (0.25 + 2.0 * h_uniform(r)) * kmag; /* tiles of different magnitude */
+        const double mag = (0.25 + 2.0 * h_uniform(r)) * kmag * (c->scales == 5 && b == 0 && t == 1 ? ldexp(1.0, -20) : 1.0);
         for (int i = 0; i < 128; i++) {
             x[i] = (float)(h_normal(r) * mag);
             if (fabsf(x[i]) > amax) amax = fabsf(x[i]);
@@ -232,7 +235,8 @@ static void make_data(h_rng *r, const hcase *c, hdata *d) {
     for (int t = 0; t < d->T && !c->ra; t++)
         for (int h = 0; h < H; h++)
             for (int k = 0; k < DK; k++) {
-                uint16_t v = bf16_of(h_normal(r) * (c->scales == 4 ? ldexp(1.0, -20) : 1.0));
+                uint16_t v = bf16_of(h_normal(r) * (c->scales == 4 ? ldexp(1.0, -20) : 1.0) *
+                                     (c->scales == 5 && t < d->q_off[1] && k >= 128 && k < 256 ? ldexp(1.0, 20) : 1.0));
                 d->q[t * d->q_st + h * d->q_sh + k] = v;
                 d->qf[((int64_t)t * H + h) * DK + k] = mla_bf16_to_f32(v);
             }
@@ -287,7 +291,7 @@ static void make_data(h_rng *r, const hcase *c, hdata *d) {
                 continue;
             }
             if (c->fp8) {
-                make_fp8_row(r, c, j, rowp, rf);
+                make_fp8_row(r, c, b, j, rowp, rf);
                 continue;
             }
             uint16_t *row = (uint16_t *)rowp;
@@ -848,6 +852,8 @@ static void run_wide(h_rng *r, const int rows) {
         run_case(r, &c);
         c.scales = 4;
         run_case(r, &c);
+        c.scales = 5; /* request 0 on the exact program, request 1 on the one chain (64 rows), one launch */
+        run_case(r, &c);
         c.H = 16; c.scales = 1; /* the default choice for h = 16, s_q = 2 */
         run_case(r, &c);
         c.scales = 3;
@@ -1365,7 +1371,13 @@ int main(void) {
         run_fp8(&r);
         run_narrow(&r);
         run_wide(&r, 32);
+        /* 64 rows: the one-chain program with its scan on every launch (these are too short for the
+           automatic rule), then the exact program alone */
+        mla_cuda_decode_hopper_force_one(2);
         run_wide(&r, 64);
+        mla_cuda_decode_hopper_force_one(0);
+        if (!g_quick) run_wide(&r, 64);
+        mla_cuda_decode_hopper_force_one(-1);
         run_ra(&r);
     }
     if (bench) bench_all(&r);

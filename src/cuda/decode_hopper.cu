@@ -3049,6 +3049,27 @@ static size_t hd_ws_bytes(const mla_decode_args *a, int nsplit) {
     return 256 + hd_align(rows * HD_DV * sizeof(float)) + hd_align(rows * sizeof(float));
 }
 
+/* The 64-row raw-tile kernel's one-chain program needs its scan (hn_scale_scan_kernel: ~32 bytes a
+ * key, 10-20 us on H100 at 8K keys a request), which pays only where the kernel is long: at least
+ * 3 row blocks of 64 an SM (b=128 h=128 s_q=2 8K: 432 -> 439 TF; s_q=1, 2 blocks an SM: 423 -> 420;
+ * b=4: 341 -> 317, session 23). The flags follow the partials in the workspace: [B] u32. */
+static int hd_one_force = -1;
+extern "C" void mla_cuda_decode_hopper_force_one(int mode) { hd_one_force = mode; }
+static int hd_hs_one(const mla_ctx *ctx, const mla_decode_args *a, int narrow) {
+    static int env = -1; /* MLA_HS_ONE=0 / 2 (A/B): never / always the one-chain program (with its scan) */
+    if (env < 0) {
+        const char *v = getenv("MLA_HS_ONE");
+        env = v ? atoi(v) : 1;
+    }
+    const int e = hd_one_force >= 0 ? hd_one_force : env;
+    if (narrow != 64 || e == 0 || a->batch.num_requests < 1) return 0;
+    const int64_t sms = ctx && ctx->sm_count > 0 ? ctx->sm_count : 132;
+    return e == 2 || ((int64_t)a->num_tokens * a->num_heads + 63) / 64 >= 3 * sms;
+}
+static size_t hd_hs_flag_bytes(const mla_ctx *ctx, const mla_decode_args *a, int narrow) {
+    return hd_hs_one(ctx, a, narrow) ? 256 + hd_align((size_t)a->batch.num_requests * 4) : 0;
+}
+
 extern "C" int mla_cuda_decode_hopper_narrow(const mla_decode_args *a) { return a ? hd_narrow(a, 0) : 0; }
 extern "C" int mla_cuda_decode_hopper_splits(const mla_ctx *ctx, const mla_decode_args *a) {
     return hd_auto_splits(ctx, a); /* the uniform layout's (a balanced plan may replace it) */
@@ -3059,7 +3080,8 @@ extern "C" size_t mla_cuda_decode_hopper_workspace_ex(const mla_ctx *ctx, const 
     const size_t u = hd_ws_bytes(a, num_splits > 0 ? num_splits : hd_auto_splits(ctx, a));
     const size_t wide = u + (num_splits == 0 && hd_use_sched(ctx, a) ? hd_sched_ws_bytes(ctx, a) : 0);
     /* the raw-tile kernels run instead where hd_narrow picks them (hd_run does the same) */
-    if (hd_narrow(a, 0)) return hd_ws_bytes(a, num_splits > 0 ? num_splits : hd_narrow_splits(ctx, a));
+    const int narrow = hd_narrow(a, 0);
+    if (narrow) return hd_ws_bytes(a, num_splits > 0 ? num_splits : hd_narrow_splits(ctx, a)) + hd_hs_flag_bytes(ctx, a, narrow);
     return wide;
 }
 
@@ -3170,7 +3192,8 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     p.o_tma = hd_env_on("MLA_HD_O_TMA", &otma_env) && !dbg && !p.fp8 && hd_make_rows_map(a->out, HD_DV, p.o_sh, p.o_st, p.H, a->num_tokens, &p.o_map);
 
     /* scratch: the uniform layout's partials (nsplit > 1), then the balanced schedule's */
-    const size_t need_u = hd_ws_bytes(a, nsplit), need = need_u + (sched ? hd_sched_ws_bytes(ctx, a) : 0);
+    const size_t need_u = hd_ws_bytes(a, nsplit), need_f = hd_hs_flag_bytes(ctx, a, narrow);
+    const size_t need = need_u + need_f + (sched ? hd_sched_ws_bytes(ctx, a) : 0); /* need_f and sched never both */
     if (need && (!a->workspace || a->workspace_bytes < need))
         return mla_core_fail(ctx, MLA_ERR_INVALID_ARG,
                              "decode: workspace_bytes %zu < %zu needed (see mla_decode_workspace_size)",
@@ -3180,6 +3203,16 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
         uint8_t *w = (uint8_t *)(((uintptr_t)a->workspace + 255) & ~(uintptr_t)255);
         p.ws_o = (float *)w;
         p.ws_lse = (float *)(w + hd_align(rows * HD_DV * sizeof(float)));
+    }
+    if (need_f) { /* s1's scan: a fresh nonzero epoch a launch; the flags need no clearing */
+        static uint32_t hs_epoch = 0;
+        uint32_t e;
+        while ((e = __sync_add_and_fetch(&hs_epoch, 1u)) == 0u) {
+        }
+        p.hs_epoch = e;
+        p.hs_flag = (uint32_t *)(((uintptr_t)a->workspace + need_u + 255) & ~(uintptr_t)255);
+        const int sms = ctx && ctx->sm_count > 0 ? ctx->sm_count : 132;
+        p.hs_scan_x = (4 * sms + p.B - 1) / p.B; /* about four scan CTAs an SM */
     }
     if (sched) {
         static unsigned long long epoch = 0;
@@ -3224,7 +3257,7 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     dim3 grid(dbg ? 1u : (unsigned)gx, (unsigned)nsplit, 1u);
     if (narrow) {
         if (!hn_prepare(narrow)) return mla_core_fail(ctx, MLA_ERR_DEVICE, "decode (hopper narrow): shared memory attribute");
-        hn_launch(&p, narrow, stream);
+        MLA_CUDA_TRY(ctx, hn_launch(&p, narrow, stream), "decode (hopper narrow) launch");
         MLA_CUDA_LAUNCHED(ctx, "decode (hopper narrow) kernel");
     } else {
         MLA_CUDA_TRY(ctx, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, HD_SMEM_BYTES),

@@ -37,6 +37,9 @@ mla_status mla_cuda_decode_hopper_ex(mla_ctx *ctx, const mla_decode_args *a, int
 int mla_cuda_decode_hopper_narrow(const mla_decode_args *a);
 /* Overrides MLA_HD_NARROW for the calls that follow (0 / 1 / 2 / 3 / 4 as above; -1: back to the variable). */
 void mla_cuda_decode_hopper_force_rows(int mode);
+/* Overrides MLA_HS_ONE for the calls that follow: the 64-row raw-tile kernel's one-chain program (with
+ * its scan of the scales) 0 never, 1 where the launch is long enough, 2 always; -1: back to the variable. */
+void mla_cuda_decode_hopper_force_one(int mode);
 /* Stage test: runs one CTA (request 0, row block 0, first key tile only) and writes to the
  * device buffer dbg (f32, 64*64 + 64*512 values):
  *   dbg[r*64 + j]          = raw S = q_r . k_j over 576 dims (tensor cores, before scale/mask);

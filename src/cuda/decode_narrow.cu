@@ -1193,7 +1193,9 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_w1(const __gri
    n % 2, its "owner"):
      S^T[64 keys x 64 rows] (owner) as the 32-row kernel: K exact in f16 from the raw bytes, each
        scale block's wgmmas into one accumulator folded into S with the exact f32 scales, the
-       rope by a bf16 wgmma, Q in f16 times 2^-qexp per row (hn_load_q);
+       rope by a bf16 wgmma, Q in f16 times 2^-qexp per row (hn_load_q); or, in hn_decode_kernel_s1c
+       where hn_scale_scan_kernel found every scale of the request a power of two close enough to
+       the key's largest, as one chain with the scales folded into K' (hs_scores_1c, exact there);
      softmax (owner): y = x + e_k (the 32-row kernel's per-key exponent), the tile max per row
        across the four warps, the running max m_n published in a ring (lazy: it moves only when the
        tile max passes it by more than 2^8, and a per-tile flag says whether any row moved),
@@ -1316,13 +1318,99 @@ MLA_DEV void hs_scores(const uint8_t *raw, uint32_t sbase, int t0, int cq, float
     }
 }
 
+/* hs_scores as one chain (the one-chain program, HS_ONE): K' = f16(e4m3) * f16(s_b 2^-e_k), as V' in
+ * hs_pv, so the four scale blocks run as one chain of 16 groups of two k-steps into one accumulator
+ * (no fold drains); then sa *= 2^e_k and the rope (bf16, as stored) on top. K' is exact only where
+ * every s_b of the key is 0 or a power of two at most 2^15 below the key's largest (f16 keeps e4m3's
+ * 4 significant bits and its smallest subnormal 2^-9 times 2^-15); hn_scale_scan_kernel checks
+ * that for every key of a request before the kernel runs, and a request with any other scale runs
+ * hs_scores. */
+MLA_DEV void hs_scores_1c(const uint8_t *raw, uint32_t sbase, int t0, int cq, float sa[32]) {
+    const uint64_t dq = hd_desc(sbase, 16, 1024); /* Q^T chunk j, k-step kk: + (j HS_QCH + 32 kk) / 16 */
+    const float4 sc0 = *(const float4 *)(raw + t0 * HN_ROW + HN_SCL), sc1 = *(const float4 *)(raw + (t0 + 8) * HN_ROW + HN_SCL);
+    const int e0 = hw_kexp(sc0), e1 = hw_kexp(sc1);
+    uint32_t m0[4], m1[4]; /* per block: f16x2 of s_b 2^-e_k, keys t0 and t0 + 8 */
+    {
+        const float f0 = hw_pow2(-e0), f1 = hw_pow2(-e1);
+#pragma unroll
+        for (int b = 0; b < 4; b++) {
+            const uint32_t h0 = __half_as_ushort(__float2half_rn(hw_f4(sc0, b) * f0));
+            const uint32_t h1 = __half_as_ushort(__float2half_rn(hw_f4(sc1, b) * f1));
+            m0[b] = h0 | (h0 << 16);
+            m1[b] = h1 | (h1 << 16);
+        }
+    }
+    uint32_t af[2][2][4];
+    uint4 w0 = make_uint4(0u, 0u, 0u, 0u), w1 = w0;
+#pragma unroll
+    for (int grp = 0; grp < 16; grp++) {
+        const int j = grp >> 1, half = grp & 1, b = grp >> 2;
+        if (!half) {
+            w0 = *(const uint4 *)(raw + t0 * HN_ROW + 64 * j + 16 * cq);
+            w1 = *(const uint4 *)(raw + (t0 + 8) * HN_ROW + 64 * j + 16 * cq);
+        }
+        const uint32_t x0[4] = {w0.x, w0.y, w0.z, w0.w}, x1[4] = {w1.x, w1.y, w1.z, w1.w};
+        if (grp >= 2) HD_WGMMA_WAIT(1); /* group grp - 2 (this buffer) is done */
+        uint32_t(*A)[4] = af[grp & 1];
+#pragma unroll
+        for (int k2 = 0; k2 < 2; k2++) {
+            const int kk = 2 * half + k2;
+            A[k2][0] = hw_hmul2(hn_e4m3x2_h(x0[kk]), m0[b]);
+            A[k2][1] = hw_hmul2(hn_e4m3x2_h(x1[kk]), m1[b]);
+            A[k2][2] = hw_hmul2(hn_e4m3x2_hi(x0[kk]), m0[b]);
+            A[k2][3] = hw_hmul2(hn_e4m3x2_hi(x1[kk]), m1[b]);
+        }
+        hd_wgmma_fence();
+#pragma unroll
+        for (int k2 = 0; k2 < 2; k2++)
+            hs_mma_h(sa, A[k2], hd_desc_add(dq, (uint32_t)(j * HS_QCH + 32 * (2 * half + k2)) >> 4), grp | k2);
+        hd_wgmma_commit();
+    }
+    {
+        uint32_t ar[4][4]; /* the rope (written before the fence) */
+        hn_rope_frags(raw, t0, cq, ar);
+        const float p0 = hw_pow2(e0), p1 = hw_pow2(e1);
+        HD_WGMMA_WAIT(0);
+        hd_pin(sa, 32);
+#pragma unroll
+        for (int i = 0; i < 32; i++) sa[i] *= ((i >> 1) & 1) ? p1 : p0;
+        hd_wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++) hs_mma_b(sa, ar[kk], hd_desc_add(dq, (uint32_t)(8 * HS_QCH + 32 * kk) >> 4), 1);
+        hd_wgmma_commit();
+        HD_WGMMA_WAIT(0);
+        hd_pin(sa, 32);
+    }
+}
+
+/* hs_pv's group grp: the raw V words (keys 16ks + 2cq, +1, +8, +9 of the columns 128b + off ..) and
+ * the scale-table pairs of its two k-steps */
+MLA_DEV void hs_pv_load(const uint8_t *raw, const uint16_t *svp, int off, int c, int cq, int grp, uint32_t r[2][4], uint32_t mm[2][2]) {
+    const int b = 2 * c + (grp >> 1);
+#pragma unroll
+    for (int i2 = 0; i2 < 2; i2++) {
+        const int ks = 2 * (grp & 1) + i2;
+        const uint8_t *src = raw + 128 * b + off + (16 * ks + 2 * cq) * HN_ROW;
+        r[i2][0] = *(const uint32_t *)src; r[i2][1] = *(const uint32_t *)(src + HN_ROW);
+        r[i2][2] = *(const uint32_t *)(src + 8 * HN_ROW); r[i2][3] = *(const uint32_t *)(src + 9 * HN_ROW);
+        mm[i2][0] = *(const uint32_t *)(svp + b * HN_KEYS + 16 * ks + 2 * cq);
+        mm[i2][1] = *(const uint32_t *)(svp + b * HN_KEYS + 16 * ks + 2 * cq + 8);
+    }
+}
+
 /* P.V of tile u by consumer c (both consumers, every tile, in order): once the owner published it,
  * O^T (this consumer's blocks 2c, 2c + 1) rescaled by exp2(m_{u-1} - m_u) per row, then
  * O^T += V'^T P'^T (V' = f16(e4m3) * the f16 scale table; keys 16ks + 2cq, +1, +8, +9 of columns
- * 128b + 32w + 4g .. +3), two k-steps a group; frees the stage. */
-MLA_DEV void hs_pv(hn_small *sh, const uint8_t *sm, uint32_t sbase, float (*o)[32], int u, int c, int w, int g, int cq) {
+ * 128b + 32w + 4g .. +3), two k-steps a group; frees the stage. ahead (compile-time, the one-chain
+ * program): each group's shared-memory words loaded a group ahead (group 0's under the rescale);
+ * alone, on the exact program, that measured 2.5% slower (session 22). */
+MLA_DEV void hs_pv(hn_small *sh, const uint8_t *sm, uint32_t sbase, float (*o)[32], int u, int c, int w, int g, int cq,
+                   const int ahead) {
     hd_mbar_wait(smem_u32(&sh->landed[u % HS_STAGES]), (uint32_t)((u / HS_STAGES) & 1)); /* passed (the owner's S waited) */
     hd_mbar_wait(smem_u32(&sh->pready[u & 1]), (uint32_t)((u >> 1) & 1));
+    uint32_t r[2][4], mm[2][2];
+    if (ahead) /* group 0's words under the rescale */
+        hs_pv_load(sm + HS_RAW0 + (u % HS_STAGES) * HN_STAGE, &sh->sv[0][u & 1][0][0], 32 * w + 4 * g, c, cq, 0, r, mm);
     const float *mxr = (const float *)(sm + HS_MX);
     if (sh->moved[u & 3]) {
         float al[16];
@@ -1349,17 +1437,8 @@ MLA_DEV void hs_pv(hn_small *sh, const uint8_t *sm, uint32_t sbase, float (*o)[3
     uint32_t va[2][4][4];
 #pragma unroll
     for (int grp = 0; grp < 4; grp++) {
-        const int bl = grp >> 1, b = 2 * c + bl;
-        uint32_t r[2][4], mm[2][2];
-#pragma unroll
-        for (int i2 = 0; i2 < 2; i2++) {
-            const int ks = 2 * (grp & 1) + i2;
-            const uint8_t *src = raw + 128 * b + off + (16 * ks + 2 * cq) * HN_ROW;
-            r[i2][0] = *(const uint32_t *)src; r[i2][1] = *(const uint32_t *)(src + HN_ROW);
-            r[i2][2] = *(const uint32_t *)(src + 8 * HN_ROW); r[i2][3] = *(const uint32_t *)(src + 9 * HN_ROW);
-            mm[i2][0] = *(const uint32_t *)(svp + b * HN_KEYS + 16 * ks + 2 * cq);
-            mm[i2][1] = *(const uint32_t *)(svp + b * HN_KEYS + 16 * ks + 2 * cq + 8);
-        }
+        const int bl = grp >> 1;
+        if (!ahead) hs_pv_load(raw, svp, off, c, cq, grp, r, mm);
         if (grp >= 2) HD_WGMMA_WAIT(1);
         uint32_t(*A)[4] = va[grp & 1];
 #pragma unroll
@@ -1372,6 +1451,7 @@ MLA_DEV void hs_pv(hn_small *sh, const uint8_t *sm, uint32_t sbase, float (*o)[3
             A[2 * i2 + 1][0] = hw_hmul2(hn_e4m3x2_h(b01), m01); A[2 * i2 + 1][1] = hw_hmul2(hn_e4m3x2_hi(b01), m01);
             A[2 * i2 + 1][2] = hw_hmul2(hn_e4m3x2_h(b89), m89); A[2 * i2 + 1][3] = hw_hmul2(hn_e4m3x2_hi(b89), m89);
         }
+        if (ahead && grp < 3) hs_pv_load(raw, svp, off, c, cq, grp + 1, r, mm); /* the next group's words */
         hd_wgmma_fence();
 #pragma unroll
         for (int i2 = 0; i2 < 2; i2++) {
@@ -1515,38 +1595,64 @@ MLA_DEV void hs_softmax(const hd_params &p, hn_small *sh, uint8_t *sm, uint32_t 
     hd_mbar_arrive(smem_u32(&sh->pready[n & 1]));
 }
 
-__global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_s1(const __grid_constant__ hd_params p) {
-    extern __shared__ uint8_t hn_smem_raw[];
-    uint8_t *sm = hn_smem_base(hn_smem_raw);
-    hn_small *sh = (hn_small *)(sm + HS_BIG);
-    const uint32_t sbase = smem_u32(sm);
-    const int tid = threadIdx.x;
-#ifdef HD_TRACE
-    if (tid == 0) { HN_CT(0, clock64()); HN_CT(1, hn_smid()); HN_CT(2, hn_gtimer()); }
-#endif
-    if (!hn_start(p, sh, HS_ROWS, 256u, 256u)) return;
-    const int nt = sh->nt;
-    if (tid == 0) { HN_CT(3, clock64()); HN_CT(4, (unsigned long long)nt); }
-    if (tid >= 256) { /* ---- producer warpgroup ---- */
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(HS_PRODUCER_REGS));
-        hn_produce(p, sh, sbase, HS_RAW0, tid, HS_STAGES);
-        return;
-    }
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(HS_CONSUMER_REGS));
-    if (tid == 0) HN_CT(14, clock64());
-    hn_consumers_start(p, sh, sm, tid, HS_ROWS);
-    if (tid == 0) HN_CT(5, clock64());
+/* 1 when hs_scores_1c's K' is exact for a key with these four scales: the largest |s| a normal float
+ * below 2^127 (hw_kexp's e_k then is its exponent, unclamped), every other s_b 0 or a normal power of
+ * two at most 2^15 below it (f16(s_b 2^-e_k) exact, and e4m3's smallest subnormal 2^-9 times it
+ * still on f16's grid, 2^-24). FlashMLA's quantize_k_cache and this library's writer produce such
+ * scales. */
+MLA_DEV int hs_scales_fit(float4 s) {
+    const uint32_t u[4] = {__float_as_uint(s.x) & 0x7fffffffu, __float_as_uint(s.y) & 0x7fffffffu,
+                           __float_as_uint(s.z) & 0x7fffffffu, __float_as_uint(s.w) & 0x7fffffffu};
+    const uint32_t mx = max(max(u[0], u[1]), max(u[2], u[3])), emax = mx >> 23;
+    int ok = emax >= 1u && emax <= 253u;
+#pragma unroll
+    for (int b = 0; b < 4; b++)
+        ok &= u[b] == 0u || ((u[b] & 0x7fffffu) == 0u && (u[b] >> 23) + 15u >= emax);
+    return ok;
+}
 
-    /* ---- consumers: for every tile u in order, P.V_u; before it, the softmax of an own tile
-       (u % 2 = c), or S of the next own tile u + 1 (tile 0: consumer 0 first computes S_0). One call
-       site per stage: two copies of P.V had put a quarter of the issue stalls on instruction fetch. ---- */
+/* Before s1 (grid: hs_scan_x CTAs per request, y = request): every key of request b below seq_len
+ * whose page exists (the keys s1 loads) is checked by hs_scales_fit, 8 keys a thread a round (the
+ * block-table entries, then the scale words, each batch in flight together); hs_flag[b] = hs_epoch
+ * where one fails. Reads ~32 bytes a key (a sector of each 656-byte row). */
+#define HS_SCAN_THREADS 256
+#define HS_SCAN_UNROLL 8
+__global__ void __launch_bounds__(HS_SCAN_THREADS) hn_scale_scan_kernel(const __grid_constant__ hd_params p) {
+    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory"); /* s1 may start its prologue */
+    const int b = blockIdx.y, seq = p.seq[b], ps = p.page_size;
+    const int32_t *bt = p.bt + (int64_t)b * p.bt_stride;
+    int bad = 0;
+    for (int k0 = blockIdx.x * HS_SCAN_THREADS * HS_SCAN_UNROLL + threadIdx.x; k0 < seq; k0 += gridDim.x * HS_SCAN_THREADS * HS_SCAN_UNROLL) {
+        int32_t pg[HS_SCAN_UNROLL];
+#pragma unroll
+        for (int i = 0; i < HS_SCAN_UNROLL; i++) {
+            const int k = k0 + i * HS_SCAN_THREADS;
+            pg[i] = k < seq ? __ldg(bt + k / ps) : -1;
+        }
+        float4 sc[HS_SCAN_UNROLL];
+#pragma unroll
+        for (int i = 0; i < HS_SCAN_UNROLL; i++) {
+            const int k = k0 + i * HS_SCAN_THREADS;
+            sc[i] = make_float4(1.f, 1.f, 1.f, 1.f);
+            if (pg[i] >= 0 && pg[i] < p.num_pages)
+                sc[i] = __ldg((const float4 *)(p.kv + (int64_t)pg[i] * p.page_stride + (int64_t)(k % ps) * HN_ROW + HN_SCL));
+        }
+#pragma unroll
+        for (int i = 0; i < HS_SCAN_UNROLL; i++) bad |= !hs_scales_fit(sc[i]);
+    }
+    if (__syncthreads_or(bad) && threadIdx.x == 0) p.hs_flag[b] = p.hs_epoch;
+}
+
+/* The consumers' loop: for every tile u in order, P.V_u; before it, the softmax of an own tile
+ * (u % 2 = c), or S of the next own tile u + 1 (tile 0: consumer 0 first computes S_0). One call site
+ * per stage: two copies of P.V had put a quarter of the issue stalls on instruction fetch. prog
+ * (compile-time): HS_EXACT (S folded per scale block) or HS_ONE (hs_scores_1c, P.V's shared-memory
+ * words a group ahead); the kernel has one loop of each and a CTA runs one of them. */
+#define HS_EXACT 0
+#define HS_ONE 1
+MLA_DEV void hs_tiles(const hd_params &p, hn_small *sh, uint8_t *sm, uint32_t sbase, float (*o)[32], float lrow[2], float mown[2],
+                      int nt, int tid, const int prog) {
     const int c = tid >> 7, w = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, cq = lane & 3;
-    float o[4][32];
-#pragma unroll
-    for (int m = 0; m < 4; m++)
-#pragma unroll
-        for (int i = 0; i < 32; i++) o[m][i] = 0.f;
-    float lrow[2] = {0.f, 0.f}, mown[2] = {-INFINITY, -INFINITY};
     float sa[32];
     for (int u = 0; u < nt; u++) {
         const int own = (u & 1) == c, sn = own ? (u == 0 ? 0 : -1) : u + 1;
@@ -1554,12 +1660,27 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_s1(const __gri
             const int s = sn % HS_STAGES;
             hd_mbar_wait(smem_u32(&sh->landed[s]), (uint32_t)((sn / HS_STAGES) & 1));
             if (sn == 0 && tid == 0) HN_CT(6, clock64());
-            hs_scores(sm + HS_RAW0 + s * HN_STAGE, sbase, 16 * w + g, cq, sa);
+            if (prog == HS_ONE) hs_scores_1c(sm + HS_RAW0 + s * HN_STAGE, sbase, 16 * w + g, cq, sa);
+            else hs_scores(sm + HS_RAW0 + s * HN_STAGE, sbase, 16 * w + g, cq, sa);
         }
         if (own) hs_softmax(p, sh, sm, sbase, sa, u, c, w, g, cq, tid, lrow, mown);
-        hs_pv(sh, sm, sbase, o, u, c, w, g, cq);
+        hs_pv(sh, sm, sbase, o, u, c, w, g, cq, prog == HS_ONE);
         if (u == 0 && tid == 0) HN_CT(7, clock64());
     }
+}
+
+/* The consumers (threads 0..255) from their first tile to out: hs_tiles, then the end (row sums over
+ * warps and consumers at the final max; each consumer writes its half). prog as hs_tiles; the kernel
+ * calls it once for each program, so that only p, sh and tid are live across its choice. */
+MLA_DEV void hs_consumer(const hd_params &p, hn_small *sh, uint8_t *sm, uint32_t sbase, int tid, int nt, const int prog) {
+    const int c = tid >> 7, w = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, cq = lane & 3;
+    float o[4][32];
+#pragma unroll
+    for (int m = 0; m < 4; m++)
+#pragma unroll
+        for (int i = 0; i < 32; i++) o[m][i] = 0.f;
+    float lrow[2] = {0.f, 0.f}, mown[2] = {-INFINITY, -INFINITY};
+    hs_tiles(p, sh, sm, sbase, o, lrow, mown, nt, tid, prog);
     HN_CT(8 + c, clock64());
 
     /* ---- the end: row sums over warps and consumers at the final max; each consumer writes its half ---- */
@@ -1606,18 +1727,75 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_s1(const __gri
     if (tid == 0) { HN_CT(10, clock64()); HN_CT(11, hn_gtimer()); }
 }
 
-void hn_launch(const hd_params *p, int rows, cudaStream_t stream) {
+/* s1's body; both (compile-time): 1 = both programs, the one chain where the scan found the request's
+ * scales fit (hn_decode_kernel_s1c), 0 = the exact program only (hn_decode_kernel_s1: where the scan
+ * would not pay, a kernel of its own, since the one-chain loop beside it costs the exact one 1-3%) */
+MLA_DEV void hs_kernel(const hd_params &p, const int both) {
+    extern __shared__ uint8_t hn_smem_raw[];
+    uint8_t *sm = hn_smem_base(hn_smem_raw);
+    hn_small *sh = (hn_small *)(sm + HS_BIG);
+    const uint32_t sbase = smem_u32(sm);
+    const int tid = threadIdx.x;
+#ifdef HD_TRACE
+    if (tid == 0) { HN_CT(0, clock64()); HN_CT(1, hn_smid()); HN_CT(2, hn_gtimer()); }
+#endif
+    if (!hn_start(p, sh, HS_ROWS, 256u, 256u)) return;
+    const int nt = sh->nt;
+    if (tid == 0) { HN_CT(3, clock64()); HN_CT(4, (unsigned long long)nt); }
+    if (tid >= 256) { /* ---- producer warpgroup ---- */
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(HS_PRODUCER_REGS));
+        hn_produce(p, sh, sbase, HS_RAW0, tid, HS_STAGES);
+        return;
+    }
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(HS_CONSUMER_REGS));
+    if (tid == 0) HN_CT(14, clock64());
+    hn_consumers_start(p, sh, sm, tid, HS_ROWS);
+    if (tid == 0) HN_CT(5, clock64());
+
+    /* ---- consumers: the program, once for the whole CTA: the one-chain S where the scan found
+       every scale of the request fit for it (hn_scale_scan_kernel stores the launch's epoch otherwise) ---- */
+    if (!both) {
+        hs_consumer(p, sh, sm, sbase, tid, nt, HS_EXACT);
+        return;
+    }
+    asm volatile("griddepcontrol.wait;\n" ::: "memory"); /* the scan is done */
+    if (*(volatile const uint32_t *)&p.hs_flag[sh->b] != p.hs_epoch)
+        hs_consumer(p, sh, sm, sbase, tid, nt, HS_ONE);
+    else
+        hs_consumer(p, sh, sm, sbase, tid, nt, HS_EXACT);
+}
+__global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_s1(const __grid_constant__ hd_params p) { hs_kernel(p, 0); }
+__global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_s1c(const __grid_constant__ hd_params p) { hs_kernel(p, 1); }
+
+cudaError_t hn_launch(const hd_params *p, int rows, cudaStream_t stream) {
     const unsigned gx = (unsigned)((int64_t)p->T * p->H / rows + p->B);
+    if (rows == HS_ROWS && p->hs_epoch) { /* the scan, then s1 as its programmatic dependent */
+        hn_scale_scan_kernel<<<dim3((unsigned)p->hs_scan_x, (unsigned)p->B, 1u), HS_SCAN_THREADS, 0, stream>>>(*p);
+        cudaLaunchConfig_t cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cudaLaunchAttribute attr[1];
+        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[0].val.programmaticStreamSerializationAllowed = 1;
+        cfg.gridDim = dim3(gx, (unsigned)p->nsplit, 1u);
+        cfg.blockDim = dim3(HN_THREADS, 1u, 1u);
+        cfg.dynamicSmemBytes = HS_SMEM_BYTES;
+        cfg.stream = stream;
+        cfg.attrs = attr;
+        cfg.numAttrs = 1;
+        return cudaLaunchKernelEx(&cfg, hn_decode_kernel_s1c, *p);
+    }
     if (rows == HS_ROWS)
         hn_decode_kernel_s1<<<dim3(gx, (unsigned)p->nsplit, 1u), HN_THREADS, HS_SMEM_BYTES, stream>>>(*p);
     else if (rows == HW_ROWS)
         hn_decode_kernel_w1<<<dim3(gx, (unsigned)p->nsplit, 1u), HN_THREADS, HW_SMEM_BYTES, stream>>>(*p);
     else
         hn_decode_kernel_n1<<<dim3(gx, (unsigned)p->nsplit, 1u), HN_THREADS, HN_SMEM_BYTES, stream>>>(*p);
+    return cudaGetLastError();
 }
 int hn_prepare(int rows) {
     if (rows == HS_ROWS)
-        return cudaFuncSetAttribute(hn_decode_kernel_s1, cudaFuncAttributeMaxDynamicSharedMemorySize, HS_SMEM_BYTES) == cudaSuccess;
+        return cudaFuncSetAttribute(hn_decode_kernel_s1, cudaFuncAttributeMaxDynamicSharedMemorySize, HS_SMEM_BYTES) == cudaSuccess &&
+               cudaFuncSetAttribute(hn_decode_kernel_s1c, cudaFuncAttributeMaxDynamicSharedMemorySize, HS_SMEM_BYTES) == cudaSuccess;
     if (rows == HW_ROWS)
         return cudaFuncSetAttribute(hn_decode_kernel_w1, cudaFuncAttributeMaxDynamicSharedMemorySize, HW_SMEM_BYTES) == cudaSuccess;
     return cudaFuncSetAttribute(hn_decode_kernel_n1, cudaFuncAttributeMaxDynamicSharedMemorySize, HN_SMEM_BYTES) == cudaSuccess;

@@ -70,6 +70,12 @@ typedef struct hd_params {
     int64_t epoch;              /* unique per launch: a published plan belongs to this launch */
     float *ws_po;               /* [2 P L, 64, 512] f32 partials (already / l) */
     float *ws_plse;             /* [2 P L, 64] f32 partial lse2 */
+    /* the 64-row raw-tile kernel's one-chain program (decode_narrow.cu, hs_scores_1c): before it,
+       hn_scale_scan_kernel stores hs_epoch into hs_flag[b] where request b has a key whose scales the
+       one chain cannot take exactly; a CTA whose request's flag differs from hs_epoch runs it */
+    uint32_t hs_epoch;          /* unique per launch, never 0; 0: no scan, every CTA runs the exact program */
+    uint32_t *hs_flag;          /* [B] in the workspace; needs no clearing (only hs_epoch means anything) */
+    int32_t hs_scan_x;          /* the scan's CTAs per request */
 } hd_params;
 
 /* named barrier (ids: 0 __syncthreads, 1 both consumers, 3-4 the producer pairs, 5-6 one consumer) */
@@ -221,7 +227,7 @@ MLA_DEV uint32_t hd_e4m3x2(uint32_t two, uint32_t mul) {
  * CTA; hd_run fills p as for the 64-row kernels (uniform layout, nsplit splits, TMA maps) and
  * launches T H / rows + B x nsplit CTAs. */
 int hn_prepare(int rows); /* the shared-memory attribute; 0 on failure */
-void hn_launch(const hd_params *p, int rows, cudaStream_t stream);
+cudaError_t hn_launch(const hd_params *p, int rows, cudaStream_t stream); /* the scan first where p->hs_epoch */
 int hn_trace_dump(const char *path); /* HD_TRACE builds: the 64-row kernel's per-CTA timeline */
 
 #endif
