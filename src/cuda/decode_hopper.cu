@@ -3268,17 +3268,8 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     if (timing) cudaEventRecord(ev[1], stream);
     const int64_t rows_u = nsplit > 1 ? (int64_t)p.T * p.H : 0, rows_s = sched ? (int64_t)(p.P - 1) * p.L * HD_ROWS / 4 : 0;
     if (rows_u || rows_s) { /* the combine, as a programmatic dependent of the decode grid */
-        cudaLaunchConfig_t cfg;
-        memset(&cfg, 0, sizeof cfg);
-        cudaLaunchAttribute attr[1];
-        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        attr[0].val.programmaticStreamSerializationAllowed = 1;
-        cfg.gridDim = dim3((unsigned)(rows_u > rows_s ? rows_u : rows_s), 1u, 1u);
-        cfg.blockDim = dim3(128u, 1u, 1u);
-        cfg.dynamicSmemBytes = 0;
-        cfg.stream = stream;
-        cfg.attrs = attr;
-        cfg.numAttrs = 1;
+        cudaLaunchAttribute attr;
+        const cudaLaunchConfig_t cfg = hd_pdl_config(dim3((unsigned)(rows_u > rows_s ? rows_u : rows_s), 1u, 1u), dim3(128u, 1u, 1u), 0, stream, &attr);
         MLA_CUDA_TRY(ctx, cudaLaunchKernelEx(&cfg, hd_combine_kernel_v3, p), "decode (hopper) combine launch");
         MLA_CUDA_LAUNCHED(ctx, "decode (hopper) combine");
     }

@@ -1647,7 +1647,8 @@ __global__ void __launch_bounds__(HS_SCAN_THREADS) hn_scale_scan_kernel(const __
  * (u % 2 = c), or S of the next own tile u + 1 (tile 0: consumer 0 first computes S_0). One call site
  * per stage: two copies of P.V had put a quarter of the issue stalls on instruction fetch. prog
  * (compile-time): HS_EXACT (S folded per scale block) or HS_ONE (hs_scores_1c, P.V's shared-memory
- * words a group ahead); the kernel has one loop of each and a CTA runs one of them. */
+ * words a group ahead); hn_decode_kernel_s1c has one loop of each and a CTA runs one of them,
+ * hn_decode_kernel_s1 the exact one only. */
 #define HS_EXACT 0
 #define HS_ONE 1
 MLA_DEV void hs_tiles(const hd_params &p, hn_small *sh, uint8_t *sm, uint32_t sbase, float (*o)[32], float lrow[2], float mown[2],
@@ -1771,17 +1772,8 @@ cudaError_t hn_launch(const hd_params *p, int rows, cudaStream_t stream) {
     const unsigned gx = (unsigned)((int64_t)p->T * p->H / rows + p->B);
     if (rows == HS_ROWS && p->hs_epoch) { /* the scan, then s1 as its programmatic dependent */
         hn_scale_scan_kernel<<<dim3((unsigned)p->hs_scan_x, (unsigned)p->B, 1u), HS_SCAN_THREADS, 0, stream>>>(*p);
-        cudaLaunchConfig_t cfg;
-        memset(&cfg, 0, sizeof cfg);
-        cudaLaunchAttribute attr[1];
-        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        attr[0].val.programmaticStreamSerializationAllowed = 1;
-        cfg.gridDim = dim3(gx, (unsigned)p->nsplit, 1u);
-        cfg.blockDim = dim3(HN_THREADS, 1u, 1u);
-        cfg.dynamicSmemBytes = HS_SMEM_BYTES;
-        cfg.stream = stream;
-        cfg.attrs = attr;
-        cfg.numAttrs = 1;
+        cudaLaunchAttribute attr;
+        const cudaLaunchConfig_t cfg = hd_pdl_config(dim3(gx, (unsigned)p->nsplit, 1u), dim3(HN_THREADS, 1u, 1u), HS_SMEM_BYTES, stream, &attr);
         return cudaLaunchKernelEx(&cfg, hn_decode_kernel_s1c, *p);
     }
     if (rows == HS_ROWS)

@@ -8,6 +8,7 @@
 
 #include <cuda.h> /* CUtensorMap (the driver entry point is fetched through the runtime) */
 #include <stdint.h>
+#include <string.h> /* memset (hd_pdl_config) */
 
 #include "common.cuh"
 
@@ -221,6 +222,23 @@ MLA_DEV uint32_t hd_e4m3x2(uint32_t two, uint32_t mul) {
     const uint32_t b = (h & 0x80008000u) | ((h >> 3) & 0x0fff0fffu);
     asm("mul.rn.bf16x2 %0, %1, %2;\n" : "=r"(r) : "r"(b), "r"(mul));
     return r;
+}
+
+/* The launch of a grid as the programmatic dependent of the stream's previous one (its
+ * griddepcontrol.wait waits for that grid's memory): the combine after the decode, s1c after the
+ * scan. attr is the caller's and must outlive the launch call. */
+static inline cudaLaunchConfig_t hd_pdl_config(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, cudaLaunchAttribute *attr) {
+    cudaLaunchConfig_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    attr->id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr->val.programmaticStreamSerializationAllowed = 1;
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = stream;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    return cfg;
 }
 
 /* decode_narrow.cu: the raw-tile kernels for FP8-656 caches, rows = 16 (n1) or 32 (w1) query rows a
