@@ -126,13 +126,20 @@ if [ "$what" = sched ]; then # balanced schedule (default) against the uniform s
 fi
 if [ "$what" = pages ] || [ "$what" = all ]; then
   for f in bf16 fp8; do
-    for ps in 64 32 16 48 61; do
+    for ps in 64 32 16 48 61 100 17; do
       bench "$f page=$ps 8K" X=1 -- --format $f --batch 128 --heads 128 --sq 2 --seqlen 8192 --page-size $ps
+      bench "$f bf16p page=$ps 8K" X=1 -- --format $f --precision bf16p --batch 128 --heads 128 --sq 2 --seqlen 8192 --page-size $ps
     done
-    for ps in 64 32 16 61; do
+    for ps in 64 32 16 61 100; do
       bench "$f page=$ps h16 16K" X=1 -- --format $f --batch 128 --heads 16 --sq 1 --seqlen 16384 --page-size $ps
     done
   done
+  # BF16 pages that are not multiples of 16: TMA by runs (default) against cp.async (MLA_HD_GPAGE=0)
+  bench "bf16 bf16p page=61 8K cp.async" MLA_HD_GPAGE=0 -- --precision bf16p --batch 128 --heads 128 --sq 2 --seqlen 8192 --page-size 61
+  bench "bf16 page=61 8K cp.async" MLA_HD_GPAGE=0 -- --batch 128 --heads 128 --sq 2 --seqlen 8192 --page-size 61
+  bench "bf16 page=61 h16 16K cp.async" MLA_HD_GPAGE=0 -- --batch 128 --heads 16 --sq 1 --seqlen 16384 --page-size 61
+  bench "bf16 bf16p page=61 b=4 32K" X=1 -- --precision bf16p --batch 4 --heads 128 --sq 1 --seqlen 32768 --page-size 61
+  bench "bf16 bf16p page=64 b=4 32K" X=1 -- --precision bf16p --batch 4 --heads 128 --sq 1 --seqlen 32768
 fi
 if [ "$what" = diag ] || [ "$what" = all ]; then # page-size cost: TMA box size vs page locality
   for f in bf16 fp8; do

@@ -6,9 +6,10 @@
  *     swizzled loads, the accumulator layout) and raw O after P.V with P = identity (the
  *     transposed V descriptor), so a layout bug is named before the full cases fail;
  *   - full cases: H 1, 16, 64, 100, 128; q_len 1, 2 and ragged with 0; seq_len 0, 1, 63, 64, 65,
- *     1000, 4097; page 64, 128 (TMA, 64-row boxes), 16, 32, 48 (TMA, 16/32-row boxes) and 1, 61,
- *     100, 192 (cp.async); causal and not; sink (with +-inf); padded strides; an out-of-range page
- *     id (pages 64, 16, 32); NaN in every unused slot, page and padding; automatic and
+ *     1000, 4097; page 64, 128, 192 (TMA, 64-row boxes), 16, 32, 48 (TMA, 16/32-row boxes), 61,
+ *     100, 17, 23, 33, 127 (TMA, each page's run of rows as power-of-two boxes) and 1 (cp.async);
+ *     causal and not; sink (with +-inf); padded strides; an out-of-range page id (pages 64, 16, 32,
+ *     100, 17); NaN in every unused slot, page and padding; automatic and
  *     forced split counts; out bf16 by MLA_TOL_OUT, lse by MLA_TOL_LSE (+inf rows identical),
  *     padding of out and lse untouched, one case run twice for identical bytes;
  *   - FP8 (656-byte rows): the same checks with the writer's power-of-two scales (the kernel's fast
@@ -1058,9 +1059,34 @@ static void run_all(h_rng *r) {
         c = mk(64, 64, 1, 80, q, s);
         run_case(r, &c);
     }
+    { /* BF16 pages that are not multiples of 16, by TMA (p.gpage: each page's run of rows inside a tile
+         as one box of a power of two rows, or two overlapping ones, landing at any row): page 61 (a
+         run of 1-3 rows next to most tiles' page boundary), 17 (up to five runs a tile); both
+         precisions, splits; then (full runs) page 100 with an out-of-range page and a padded page
+         stride, 23, 33 and 127 with H 64 / 100 / 128, causal and not */
+        const int q[3] = {2, 1, 2}, s[3] = {1000, 130, 64 * 5 + 3};
+        hcase c = mk(128, 61, 1, 3, q, s);
+        c.p1 = 1; c.sink_mode = 1;
+        c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
+        run_case(r, &c);
+        c.page = 17; c.p1 = 0;
+        run_case(r, &c);
+        if (!g_quick) {
+            c.page = 100; c.p1 = 1; c.page_pad = 32; c.bad_page = 1;
+            run_case(r, &c);
+            c.page = 17; c.p1 = 0; /* the bad page's run between good ones in a tile */
+            run_case(r, &c);
+            c.page = 23; c.H = 64; c.page_pad = 0; c.bad_page = 0; c.causal = 0;
+            run_case(r, &c);
+            c.page = 33; c.H = 100; c.p1 = 1;
+            run_case(r, &c);
+            c.page = 127; c.H = 128; c.causal = 1; c.splits[1] = 3;
+            run_case(r, &c);
+        }
+    }
     if (g_quick) return;
     { /* MLA_PRECISION_BF16_P on the other producers and shapes: page 48 (TMA, 16-row boxes: four
-         issuers refill the parts), page 61 (cp.async), H 100 (a masked last row block), causal
+         issuers refill the parts), page 61 (TMA by runs), H 100 (a masked last row block), causal
          s_q = 3 (masked keys inside the last tiles), an odd and an even number of tiles */
         const int q[3] = {3, 1, 2}, s[3] = {1500, 130, 64 * 7};
         hcase c = mk(100, 48, 1, 3, q, s);

@@ -188,6 +188,9 @@
      too (whatever the page holds there, NaN included); a sub-block on an out-of-range page is
      zero-filled (TMA out of bounds) and masked. nvalid[stage] tells the consumers; each zeroes
      the rows past it in its own V half before its P.V (0 * NaN), the mask keeps them out of S.
+   - BF16, page_size >= 16 and not a multiple of 16 (p.gpage, hd_producer_gtma): the same with box
+     16's four issuers, each page's run of rows in a tile as one or two overlapping boxes of a power
+     of two rows (seven tensor maps, one per height); MLA_HD_GPAGE=0 sends these pages to cp.async.
    - otherwise: warp pairs 0-1 / 2-3 copy the even / odd tiles with cp.async, row by row through
      the block table (zero-fill for rows without a key), fence.proxy.async, each warp's lane 0
      arrives on the 9 chunk barriers.
@@ -1015,6 +1018,144 @@ MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, 
     }
 }
 
+/* ---- TMA for page sizes that are not multiples of 16 (BF16 caches, p.gpage; page_size >= 16) --
+ * A tile's 64 keys are runs of rows, each inside one page: at most 5 runs when page_size >= 16 (run
+ * r: page pg0 + r, from row 0; run 0 from the tile's first row). A run of L rows goes out as one box
+ * of B rows, B the largest power of two <= L (one tensor map per height, kv_gmap[log2 B]), at the
+ * run's start and, when L > B, a second box at its end (offset L - B): the two overlap by 2B - L
+ * rows, which both copies write with the same bytes. The 128-byte swizzle is a function of the
+ * shared address (bits 7-9 select the 16-byte permutation of a 128-byte row), so a box landing at
+ * any row composes into the 64-row layout. Box j of the tile (runs in order, at most 10) goes to
+ * issuer j % 4 (lane 0 of producer warp w: at most HD_GB boxes); per chunk every issuer arrives
+ * once, expecting the bytes of its boxes, or plainly when it has none (the full barriers count 4
+ * arrivals, as with 16-row boxes). A run that starts at or past seq_len is not copied (its rows are
+ * >= nvalid); a run on an out-of-range page is copied from page coordinate num_pages (wholly out of
+ * the tensor: zeros) and its keys are masked. Issuer 0 writes the tile's kv_valid (the keys below
+ * seq_len on pages that exist) and nvalid.
+ * Cost (H100, bench/results.md session 24): bf16p 8K at page 61 / 100 ~380 TF against ~170 by
+ * cp.async and ~640 at page 64; the same copies forced onto page 64 or 16 (MLA_HD_GPAGE=2) run ~350
+ * / ~370, so the loss is this producer's instructions, not the boxes: a select added to each copy's
+ * map address cost 15-20% more, one issuer a run instead of a box per issuer 15%. */
+#define HD_GB 3
+typedef struct hd_gtile {
+    uint32_t dst;               /* the tile's stage */
+    int st;
+    int pg[HD_GB];              /* this issuer's boxes: page coordinate, -1 = no box */
+    uint32_t rw[HD_GB];         /* page row | shared row << 20 | log2 rows << 27 */
+} hd_gtile;
+/* the block-table entries of tile m's runs (-1: a run at or past seq_len), loaded first and all in
+ * flight together */
+MLA_DEV void hd_gtma_pages(const hd_params &p, const hd_job &J, int m, int32_t page[5]) {
+    const int P = p.page_size, key0 = (J.t_begin + m) * HD_KEYS;
+    const int nv = max(0, min(HD_KEYS, J.seq - key0));
+    const int pg0 = key0 / P, L0 = min(P - (key0 - pg0 * P), HD_KEYS);
+    const int32_t *bt = p.bt + (int64_t)J.b * p.bt_stride + pg0;
+#pragma unroll
+    for (int r = 0; r < 5; r++) page[r] = (r == 0 ? 0 : L0 + (r - 1) * P) < nv ? bt[r] : -1;
+}
+/* tile m's boxes for issuer w: box j of the tile (runs in order) goes to issuer j % 4 */
+MLA_DEV hd_gtile hd_gtma_prep(const hd_params &p, const hd_job &J, hd_small *sm, uint32_t sbase, int m, int w,
+                              const int32_t page[5]) {
+    const int P = p.page_size, key0 = (J.t_begin + m) * HD_KEYS;
+    const int nv = max(0, min(HD_KEYS, J.seq - key0));
+    const int pg0 = key0 / P, row0 = key0 - pg0 * P, L0 = min(P - row0, HD_KEYS);
+    hd_gtile T;
+    T.st = m & 1;
+    T.dst = sbase + (T.st ? HD_SK1 : HD_SK0);
+#pragma unroll
+    for (int i = 0; i < HD_GB; i++) {
+        T.pg[i] = -1;
+        T.rw[i] = 0u;
+    }
+    uint64_t valid = 0ull;
+    int j = 0; /* the run's first box's index in the tile */
+#pragma unroll
+    for (int r = 0; r < 5; r++) {
+        const int s = r == 0 ? 0 : L0 + (r - 1) * P;
+        if (s < nv) {
+            const int row = r == 0 ? row0 : 0, L = r == 0 ? L0 : min(P, HD_KEYS - s);
+            const int h = 31 - __clz(L), two = L > (1 << h), o = L - (1 << h);
+            const int ok = page[r] >= 0 && page[r] < p.num_pages;
+            if (ok) valid |= (~0ull >> (64 - min(L, nv - s))) << s; /* keys below seq_len only */
+            const int pgc = ok ? page[r] : p.num_pages, prow = ok ? row : 0;
+#pragma unroll
+            for (int i = 0; i < HD_GB; i++) {
+                if (w + 4 * i == j) {
+                    T.pg[i] = pgc;
+                    T.rw[i] = (uint32_t)prow | (uint32_t)s << 20 | (uint32_t)h << 27;
+                }
+                if (two && w + 4 * i == j + 1) {
+                    T.pg[i] = pgc;
+                    T.rw[i] = (uint32_t)(prow + o) | (uint32_t)(s + o) << 20 | (uint32_t)h << 27;
+                }
+            }
+            j += 1 + two;
+        }
+    }
+    if (w == 0) { /* slot m & 3: its last readers (tile m-4) are done, tile m-2 was issued */
+        sm->kv_valid[m & 3][0] = (uint32_t)valid;
+        sm->kv_valid[m & 3][1] = (uint32_t)(valid >> 32);
+        sm->nvalid[m & 3] = nv;
+    }
+    return T;
+}
+/* this issuer's boxes of part q of a tile onto its chunks' full barriers */
+MLA_DEV void hd_gtma_issue(const hd_params &p, const hd_gtile &T, uint32_t full0, int q) {
+    uint32_t bytes = 0u;
+#pragma unroll
+    for (int i = 0; i < HD_GB; i++)
+        if (T.pg[i] >= 0) bytes += 128u << (T.rw[i] >> 27);
+    for (int c = hd_part_lo(q); c < hd_part_hi(q); c++) {
+        const uint32_t bar = hd_fullc(full0, T.st, c);
+        if (bytes) {
+            hd_mbar_expect_tx(bar, bytes);
+#pragma unroll
+            for (int i = 0; i < HD_GB; i++)
+                if (T.pg[i] >= 0)
+                    hd_tma_3d(T.dst + c * HD_CHUNK + ((T.rw[i] >> 20) & 63u) * 128u, &p.kv_gmap[T.rw[i] >> 27], 64 * c,
+                              (int)(T.rw[i] & 0xfffffu), T.pg[i], bar);
+        } else {
+            hd_mbar_arrive(bar);
+        }
+    }
+}
+MLA_DEV void hd_gtma_part(const hd_params &p, const hd_gtile &T, uint32_t full0, uint32_t empty0, int m, int q) {
+    if (m >= 2) hd_mbar_wait(hd_emptyp(empty0, T.st, q), (uint32_t)(((m >> 1) - 1) & 1));
+    hd_gtma_issue(p, T, full0, q);
+}
+/* hd_producer_tma's schedule with the general page's boxes (no early tiles: hd_start_early needs
+ * 64-row boxes) */
+MLA_DEV void hd_producer_gtma(const hd_params &p, const hd_job &J, hd_small *sm, uint32_t sbase, uint32_t sm_u32, int w,
+                              const int p1) {
+    const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
+    const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
+    for (int m0 = 0; m0 < J.nt; m0 += 2) {
+        const int m1 = m0 + 1, two = m1 < J.nt;
+        int32_t pa[5], pb[5];
+        hd_gtma_pages(p, J, m0, pa);
+        hd_gtma_pages(p, J, two ? m1 : m0, pb);
+        const hd_gtile A = hd_gtma_prep(p, J, sm, sbase, m0, w, pa);
+        if (m0 == 0) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); /* (as hd_producer_tma) */
+        hd_gtile B = A;
+        if (two) B = hd_gtma_prep(p, J, sm, sbase, m1, w, pb);
+        if (p1) {
+            hd_gtma_part(p, A, full0, empty0, m0, 2);
+            hd_gtma_part(p, A, full0, empty0, m0, 0);
+            hd_gtma_part(p, A, full0, empty0, m0, 1);
+            if (two) hd_gtma_part(p, B, full0, empty0, m1, 1);
+            if (two) hd_gtma_part(p, B, full0, empty0, m1, 0);
+            if (two) hd_gtma_part(p, B, full0, empty0, m1, 2);
+        } else {
+            if (m0 >= 2) hd_wait_free(empty0, 0, (uint32_t)(((m0 >> 1) - 1) & 1));
+            for (int q = 0; q < HD_PARTS; q++) hd_gtma_issue(p, A, full0, q);
+            if (two) {
+                if (m1 >= 2) hd_wait_free(empty0, 1, (uint32_t)(((m1 >> 1) - 1) & 1));
+                for (int q = 0; q < HD_PARTS; q++) hd_gtma_issue(p, B, full0, q);
+            }
+        }
+    }
+}
+
 /* ---- FP8 (MLA_KV_FP8) key tiles: all 128 producer threads ---------------------------------
  * Per tile n (stage st = n & 1), once the stage's "empty" says both consumers are done with tile
  * n-2, the raw rows land inside the stage itself: latent slot j (the 64 rows x 64 B of latent
@@ -1347,7 +1488,10 @@ q_done:
     if (p.tma) {
         /* one issuer per sub-block (lane 0 of producer warp w): 36 box copies from one thread made
            the 16-row case issue-bound (H200 page 16: 302 TF against 459 for 64-row boxes) */
-        if ((tid & 31) == 0 && (tid >> 5) < HD_KEYS / p.box) hd_producer_tma(p, J, sm, sbase, sm_u32, tid >> 5, p1);
+        if ((tid & 31) == 0 && (tid >> 5) < HD_KEYS / p.box) {
+            if (!f8 && p.gpage) hd_producer_gtma(p, J, sm, sbase, sm_u32, tid >> 5, p1); /* (the FP8 kernel never sees a BF16 cache) */
+            else hd_producer_tma(p, J, sm, sbase, sm_u32, tid >> 5, p1);
+        }
         return;
     }
 
@@ -2946,6 +3090,28 @@ static int hd_make_kv_map(const mla_decode_args *a, int box_rows, CUtensorMap *m
                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
+/* The general page's maps (p.gpage): the BF16 cache as in hd_make_kv_map, box 64 columns x 2^i rows
+ * for every 2^i <= min(page_size, 64) (the others zeroed: never used). 1 when every map was made. */
+static int hd_make_kv_gmaps(const mla_decode_args *a, CUtensorMap *maps) {
+    static const hd_encode_fn encode = hd_load_encode();
+    if (!encode || a->cache.format != MLA_KV_BF16 || a->cache.page_size < 16 || a->cache.page_size >= (1 << 20) ||
+        a->cache.num_pages < 1)
+        return 0;
+    const cuuint64_t dim[3] = {(cuuint64_t)HD_DK, (cuuint64_t)a->cache.page_size, (cuuint64_t)a->cache.num_pages};
+    const cuuint64_t stride[2] = {(cuuint64_t)HD_ROW_BYTES, (cuuint64_t)a->cache.page_stride};
+    const cuuint32_t estride[3] = {1, 1, 1};
+    for (int i = 0; i < 7; i++) {
+        memset(&maps[i], 0, sizeof(CUtensorMap));
+        if ((1 << i) > a->cache.page_size) continue;
+        const cuuint32_t box[3] = {64, (cuuint32_t)(1 << i), 1};
+        if (encode(&maps[i], CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, (void *)a->cache.base, dim, stride, box, estride,
+                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
+            return 0;
+    }
+    return 1;
+}
+
 /* q [T][H][576] or out [T][H][512] bf16 (width columns, strides sh, st in elements) as a 3D tensor
  * map whose box is 64 consecutive rows R = i * H + h of a row block: 64 heads of one token
  * (H % 64 == 0) or all H heads of 64 / H tokens (64 % H == 0); 0 for other H or strides / bases TMA
@@ -3175,6 +3341,19 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     /* the raw-tile kernels load the cache's rows by bulk copies of box rows (no tensor map) */
     p.tma = !narrow && hd_make_kv_map(a, p.box, &p.kv_map, &p.kv_map2, &p.kv_map3);
     if (!p.tma && !narrow) p.box = HD_KEYS;
+    /* MLA_HD_GPAGE=0 (A/B): cp.async for BF16 page sizes that are not multiples of 16; =2 (diagnosis):
+       the general page's copies for every BF16 page size >= 16 */
+    static int gpe = -1;
+    if (gpe < 0) {
+        const char *e = getenv("MLA_HD_GPAGE");
+        gpe = e ? atoi(e) : 1;
+    }
+    p.gpage = 0;
+    if ((!p.tma || gpe == 2) && !narrow && !p.fp8 && (p.page_size % 16 != 0 || gpe == 2) && gpe != 0 &&
+        hd_make_kv_gmaps(a, p.kv_gmap)) {
+        p.gpage = p.tma = 1;
+        p.box = 16;
+    }
     static int f8pf_env = -1; /* MLA_HD_F8_PF=0 (A/B): no L2 prefetch of FP8 tiles */
     p.f8_pf = hd_env_on("MLA_HD_F8_PF", &f8pf_env);
     static int qtma_env = -1; /* MLA_HD_Q_TMA=0 (A/B): Q by cp.async always */

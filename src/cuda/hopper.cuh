@@ -20,11 +20,14 @@ typedef struct hd_params {
     CUtensorMap kv_map3;        /* FP8 tma: the same bytes, box 16x64x1 at column 512 (the scales), no swizzle */
     CUtensorMap q_map;          /* q_tma: q as [T][H][576] bf16 (its strides), box 64 columns x 64 rows, 128B swizzle */
     CUtensorMap o_map;          /* o_tma: out as [T][H][512] bf16 (its strides), box 64 columns x 64 rows, 128B swizzle */
+    CUtensorMap kv_gmap[7];     /* gpage: the BF16 cache as kv_map, box 64 columns x 2^i rows (i = 0..6, those <= page_size) */
     int32_t q_tma;              /* 1: a full row block's Q by TMA (9 boxes; hd_make_rows_map), 0: cp.async only */
     int32_t o_tma;              /* 1: a full row block's out through shared memory and TMA stores (hd_finish) */
-    int32_t tma;                /* 1: key tiles by TMA (page_size % 16 == 0), 0: cp.async by two producer pairs */
+    int32_t tma;                /* 1: key tiles by TMA (page_size % 16 == 0, or gpage), 0: cp.async by two producer pairs */
     int32_t box;                /* tma: rows per box (64, 32 or 16: the largest dividing page_size); a tile is
                                    64 / box sub-blocks, each inside one page */
+    int32_t gpage;              /* 1: BF16, page_size >= 16 not a multiple of 16: tma with box 16 (four issuers) whose
+                                   copies are the runs of rows of each page in a tile (hd_producer_gtma, kv_gmap) */
     int32_t fp8;                /* 1: MLA_KV_FP8 cache (656-byte rows), 0: MLA_KV_BF16 */
     int32_t f8_pf;              /* FP8 TMA: 1 = each issuer prefetches its sub-block of tile m + 2 into L2 (MLA_HD_F8_PF) */
     int32_t B, T, H, causal;
