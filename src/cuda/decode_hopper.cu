@@ -1043,22 +1043,27 @@ typedef struct hd_gtile {
     int pg[HD_GB];              /* this issuer's boxes: page coordinate, -1 = no box */
     uint32_t rw[HD_GB];         /* page row | shared row << 20 | log2 rows << 27 */
 } hd_gtile;
-/* the block-table entries of tile m's runs (-1: a run at or past seq_len), loaded first and all in
- * flight together */
-MLA_DEV void hd_gtma_pages(const hd_params &p, const hd_job &J, int m, int32_t page[5]) {
-    const int P = p.page_size, key0 = (J.t_begin + m) * HD_KEYS;
-    const int nv = max(0, min(HD_KEYS, J.seq - key0));
-    const int pg0 = key0 / P, L0 = min(P - (key0 - pg0 * P), HD_KEYS);
+/* a tile's runs: nv keys below seq_len; run 0 from page row row0, L0 rows long */
+typedef struct hd_gruns {
+    int nv, row0, L0;
+} hd_gruns;
+/* tile m's runs and the block-table entries of their pages (-1: a run at or past seq_len), loaded
+ * first and all in flight together */
+MLA_DEV hd_gruns hd_gtma_pages(const hd_params &p, const hd_job &J, int m, int32_t page[5]) {
+    const int P = p.page_size, key0 = (J.t_begin + m) * HD_KEYS, pg0 = key0 / P;
+    hd_gruns R;
+    R.nv = max(0, min(HD_KEYS, J.seq - key0));
+    R.row0 = key0 - pg0 * P;
+    R.L0 = min(P - R.row0, HD_KEYS);
     const int32_t *bt = p.bt + (int64_t)J.b * p.bt_stride + pg0;
 #pragma unroll
-    for (int r = 0; r < 5; r++) page[r] = (r == 0 ? 0 : L0 + (r - 1) * P) < nv ? bt[r] : -1;
+    for (int r = 0; r < 5; r++) page[r] = (r == 0 ? 0 : R.L0 + (r - 1) * P) < R.nv ? bt[r] : -1;
+    return R;
 }
 /* tile m's boxes for issuer w: box j of the tile (runs in order) goes to issuer j % 4 */
-MLA_DEV hd_gtile hd_gtma_prep(const hd_params &p, const hd_job &J, hd_small *sm, uint32_t sbase, int m, int w,
+MLA_DEV hd_gtile hd_gtma_prep(const hd_params &p, hd_small *sm, uint32_t sbase, int m, int w, const hd_gruns &R,
                               const int32_t page[5]) {
-    const int P = p.page_size, key0 = (J.t_begin + m) * HD_KEYS;
-    const int nv = max(0, min(HD_KEYS, J.seq - key0));
-    const int pg0 = key0 / P, row0 = key0 - pg0 * P, L0 = min(P - row0, HD_KEYS);
+    const int P = p.page_size, nv = R.nv, row0 = R.row0, L0 = R.L0;
     hd_gtile T;
     T.st = m & 1;
     T.dst = sbase + (T.st ? HD_SK1 : HD_SK0);
@@ -1132,12 +1137,11 @@ MLA_DEV void hd_producer_gtma(const hd_params &p, const hd_job &J, hd_small *sm,
     for (int m0 = 0; m0 < J.nt; m0 += 2) {
         const int m1 = m0 + 1, two = m1 < J.nt;
         int32_t pa[5], pb[5];
-        hd_gtma_pages(p, J, m0, pa);
-        hd_gtma_pages(p, J, two ? m1 : m0, pb);
-        const hd_gtile A = hd_gtma_prep(p, J, sm, sbase, m0, w, pa);
+        const hd_gruns ra = hd_gtma_pages(p, J, m0, pa), rb = hd_gtma_pages(p, J, two ? m1 : m0, pb);
+        const hd_gtile A = hd_gtma_prep(p, sm, sbase, m0, w, ra, pa);
         if (m0 == 0) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); /* (as hd_producer_tma) */
         hd_gtile B = A;
-        if (two) B = hd_gtma_prep(p, J, sm, sbase, m1, w, pb);
+        if (two) B = hd_gtma_prep(p, sm, sbase, m1, w, rb, pb);
         if (p1) {
             hd_gtma_part(p, A, full0, empty0, m0, 2);
             hd_gtma_part(p, A, full0, empty0, m0, 0);
@@ -3002,14 +3006,16 @@ __global__ void __launch_bounds__(128) hd_combine_kernel_v3(const hd_params p) {
 /* ------------------------------------------------------------------------------------------ */
 /* Host side                                                                                   */
 
-/* an integer from the environment, read once into *cache (-1: not read yet; 0: unset) */
-static int hd_env_int(const char *name, int *cache) {
+/* an integer from the environment, read once into *cache (-1: not read yet); def when unset */
+static int hd_env_int_or(const char *name, int *cache, int def) {
     if (*cache < 0) {
         const char *e = getenv(name);
-        *cache = e ? atoi(e) : 0;
+        *cache = e ? atoi(e) : def;
     }
     return *cache;
 }
+/* the same, 0 when unset */
+static int hd_env_int(const char *name, int *cache) { return hd_env_int_or(name, cache, 0); }
 /* an A/B switch that is on unless the variable is set to 0 (read once) */
 static int hd_env_on(const char *name, int *cache) {
     if (*cache < 0) {
@@ -3054,6 +3060,17 @@ static hd_encode_fn hd_load_encode(void) {
     return (hd_encode_fn)f;
 }
 
+/* The BF16 cache as a 3-D tensor [num_pages][page_size][576] (strides 1152 B, page_stride B), box 64
+ * columns x rows x 1 page in the 128-byte swizzle. 1 when the driver accepted it. */
+static int hd_encode_kv_bf16(hd_encode_fn encode, const mla_decode_args *a, int rows, CUtensorMap *map) {
+    const cuuint64_t dim[3] = {(cuuint64_t)HD_DK, (cuuint64_t)a->cache.page_size, (cuuint64_t)a->cache.num_pages};
+    const cuuint64_t stride[2] = {(cuuint64_t)HD_ROW_BYTES, (cuuint64_t)a->cache.page_stride};
+    const cuuint32_t box[3] = {64, (cuuint32_t)rows, 1}, estride[3] = {1, 1, 1};
+    return encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, (void *)a->cache.base, dim, stride, box, estride,
+                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
 /* rows per TMA box: the largest of 64, 32, 16 dividing page_size (page_size % 16 == 0) */
 static int hd_box_rows(int page_size) { return page_size % 64 == 0 ? 64 : (page_size % 32 == 0 ? 32 : 16); }
 
@@ -3082,12 +3099,7 @@ static int hd_make_kv_map(const mla_decode_args *a, int box_rows, CUtensorMap *m
                       CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS);
     }
-    const cuuint64_t dim[3] = {(cuuint64_t)HD_DK, (cuuint64_t)a->cache.page_size, (cuuint64_t)a->cache.num_pages};
-    const cuuint64_t stride[2] = {(cuuint64_t)HD_ROW_BYTES, (cuuint64_t)a->cache.page_stride};
-    const cuuint32_t box[3] = {64, rows, 1}, estride[3] = {1, 1, 1};
-    return encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, (void *)a->cache.base, dim, stride, box, estride,
-                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+    return hd_encode_kv_bf16(encode, a, rows, map);
 }
 
 /* The general page's maps (p.gpage): the BF16 cache as in hd_make_kv_map, box 64 columns x 2^i rows
@@ -3097,17 +3109,9 @@ static int hd_make_kv_gmaps(const mla_decode_args *a, CUtensorMap *maps) {
     if (!encode || a->cache.format != MLA_KV_BF16 || a->cache.page_size < 16 || a->cache.page_size >= (1 << 20) ||
         a->cache.num_pages < 1)
         return 0;
-    const cuuint64_t dim[3] = {(cuuint64_t)HD_DK, (cuuint64_t)a->cache.page_size, (cuuint64_t)a->cache.num_pages};
-    const cuuint64_t stride[2] = {(cuuint64_t)HD_ROW_BYTES, (cuuint64_t)a->cache.page_stride};
-    const cuuint32_t estride[3] = {1, 1, 1};
     for (int i = 0; i < 7; i++) {
         memset(&maps[i], 0, sizeof(CUtensorMap));
-        if ((1 << i) > a->cache.page_size) continue;
-        const cuuint32_t box[3] = {64, (cuuint32_t)(1 << i), 1};
-        if (encode(&maps[i], CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, (void *)a->cache.base, dim, stride, box, estride,
-                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
-            return 0;
+        if ((1 << i) <= a->cache.page_size && !hd_encode_kv_bf16(encode, a, 1 << i, &maps[i])) return 0;
     }
     return 1;
 }
@@ -3223,11 +3227,7 @@ static int hd_one_force = -1;
 extern "C" void mla_cuda_decode_hopper_force_one(int mode) { hd_one_force = mode; }
 static int hd_hs_one(const mla_ctx *ctx, const mla_decode_args *a, int narrow) {
     static int env = -1; /* MLA_HS_ONE=0 / 2 (A/B): never / always the one-chain program (with its scan) */
-    if (env < 0) {
-        const char *v = getenv("MLA_HS_ONE");
-        env = v ? atoi(v) : 1;
-    }
-    const int e = hd_one_force >= 0 ? hd_one_force : env;
+    const int e = hd_one_force >= 0 ? hd_one_force : hd_env_int_or("MLA_HS_ONE", &env, 1);
     if (narrow != 64 || e == 0 || a->batch.num_requests < 1) return 0;
     const int64_t sms = ctx && ctx->sm_count > 0 ? ctx->sm_count : 132;
     return e == 2 || ((int64_t)a->num_tokens * a->num_heads + 63) / 64 >= 3 * sms;
@@ -3343,11 +3343,8 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     if (!p.tma && !narrow) p.box = HD_KEYS;
     /* MLA_HD_GPAGE=0 (A/B): cp.async for BF16 page sizes that are not multiples of 16; =2 (diagnosis):
        the general page's copies for every BF16 page size >= 16 */
-    static int gpe = -1;
-    if (gpe < 0) {
-        const char *e = getenv("MLA_HD_GPAGE");
-        gpe = e ? atoi(e) : 1;
-    }
+    static int gpage_env = -1;
+    const int gpe = hd_env_int_or("MLA_HD_GPAGE", &gpage_env, 1);
     p.gpage = 0;
     if ((!p.tma || gpe == 2) && !narrow && !p.fp8 && (p.page_size % 16 != 0 || gpe == 2) && gpe != 0 &&
         hd_make_kv_gmaps(a, p.kv_gmap)) {
