@@ -190,7 +190,8 @@
      the rows past it in its own V half before its P.V (0 * NaN), the mask keeps them out of S.
    - BF16, page_size >= 16 and not a multiple of 16 (p.gpage, hd_producer_gtma): the same with box
      16's four issuers, each page's run of rows in a tile as one or two overlapping boxes of a power
-     of two rows (seven tensor maps, one per height); MLA_HD_GPAGE=0 sends these pages to cp.async.
+     of two rows (seven tensor maps, one per height), in kernels of their own (hd_decode_kernel_*_g);
+     MLA_HD_GPAGE=0 sends these pages to cp.async.
    - otherwise: warp pairs 0-1 / 2-3 copy the even / odd tiles with cp.async, row by row through
      the block table (zero-fill for rows without a key), fence.proxy.async, each warp's lane 0
      arrives on the 9 chunk barriers.
@@ -1032,10 +1033,16 @@ MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, 
  * >= nvalid); a run on an out-of-range page is copied from page coordinate num_pages (wholly out of
  * the tensor: zeros) and its keys are masked. Issuer 0 writes the tile's kv_valid (the keys below
  * seq_len on pages that exist) and nvalid.
- * Cost (H100, bench/results.md session 24): bf16p 8K at page 61 / 100 ~380 TF against ~170 by
- * cp.async and ~640 at page 64; the same copies forced onto page 64 or 16 (MLA_HD_GPAGE=2) run ~350
- * / ~370, so the loss is this producer's instructions, not the boxes: a select added to each copy's
- * map address cost 15-20% more, one issuer a run instead of a box per issuer 15%. */
+ * Cost (H100, bench/results.md sessions 24-25): bf16p 8K at page 61 / 100 ~500 / ~525 TF against
+ * ~170 by cp.async and ~640 at page 64. The loss is this producer's instructions, not the boxes: in
+ * session 24's build (each part's chunk copies unrolled: 54 copy sites, a pair's loop of ~2.7K
+ * instructions) page 61 / 100 ran ~380 TF, and the same copies forced onto page 64 (MLA_HD_GPAGE=2)
+ * ~350. Rolling the chunk loop (hd_gtma_issue's roll) gave +31% / +37%. It lives in the general-page
+ * kernels only (hd_decode_kernel_*_g, which have no other producer): rolled inside the standard
+ * kernels it cost them 2-4% (bf16p 4K -4%, s_q=1 -2%), and taking session 24's unrolled copies out of
+ * the standard kernels altogether moved ptxas's registers there (a spill in the standard producer's
+ * pair loop; s_q=1 -2.4%), so they keep them, reachable as MLA_HD_GPAGE=3, and their SASS is
+ * session 24's. */
 #define HD_GB 3
 typedef struct hd_gtile {
     uint32_t dst;               /* the tile's stage */
@@ -1105,33 +1112,43 @@ MLA_DEV hd_gtile hd_gtma_prep(const hd_params &p, hd_small *sm, uint32_t sbase, 
     return T;
 }
 /* this issuer's boxes of part q of a tile onto its chunks' full barriers */
-MLA_DEV void hd_gtma_issue(const hd_params &p, const hd_gtile &T, uint32_t full0, int q) {
+MLA_DEV void hd_gtma_chunk(const hd_params &p, const hd_gtile &T, uint32_t full0, int c, uint32_t bytes) {
+    const uint32_t bar = hd_fullc(full0, T.st, c);
+    if (bytes) {
+        hd_mbar_expect_tx(bar, bytes);
+#pragma unroll
+        for (int i = 0; i < HD_GB; i++)
+            if (T.pg[i] >= 0)
+                hd_tma_3d(T.dst + c * HD_CHUNK + ((T.rw[i] >> 20) & 63u) * 128u, &p.kv_gmap[T.rw[i] >> 27], 64 * c,
+                          (int)(T.rw[i] & 0xfffffu), T.pg[i], bar);
+    } else {
+        hd_mbar_arrive(bar);
+    }
+}
+/* roll = 1 (the general-page kernels): one chunk's copies as a loop body. Unrolled, the 54 copy
+   sites made the pair's loop ~2.7K instructions and ran bf16p page 61 at 384 TF against 502
+   (session 25). roll = 0: the MLA_HD_GPAGE=3 path inside the standard kernels (see hd_run). */
+MLA_DEV void hd_gtma_issue(const hd_params &p, const hd_gtile &T, uint32_t full0, int q, const int roll) {
     uint32_t bytes = 0u;
 #pragma unroll
     for (int i = 0; i < HD_GB; i++)
         if (T.pg[i] >= 0) bytes += 128u << (T.rw[i] >> 27);
-    for (int c = hd_part_lo(q); c < hd_part_hi(q); c++) {
-        const uint32_t bar = hd_fullc(full0, T.st, c);
-        if (bytes) {
-            hd_mbar_expect_tx(bar, bytes);
-#pragma unroll
-            for (int i = 0; i < HD_GB; i++)
-                if (T.pg[i] >= 0)
-                    hd_tma_3d(T.dst + c * HD_CHUNK + ((T.rw[i] >> 20) & 63u) * 128u, &p.kv_gmap[T.rw[i] >> 27], 64 * c,
-                              (int)(T.rw[i] & 0xfffffu), T.pg[i], bar);
-        } else {
-            hd_mbar_arrive(bar);
-        }
+    if (roll) {
+#pragma unroll 1
+        for (int c = hd_part_lo(q); c < hd_part_hi(q); c++) hd_gtma_chunk(p, T, full0, c, bytes);
+    } else {
+        for (int c = hd_part_lo(q); c < hd_part_hi(q); c++) hd_gtma_chunk(p, T, full0, c, bytes);
     }
 }
-MLA_DEV void hd_gtma_part(const hd_params &p, const hd_gtile &T, uint32_t full0, uint32_t empty0, int m, int q) {
+MLA_DEV void hd_gtma_part(const hd_params &p, const hd_gtile &T, uint32_t full0, uint32_t empty0, int m, int q,
+                          const int roll) {
     if (m >= 2) hd_mbar_wait(hd_emptyp(empty0, T.st, q), (uint32_t)(((m >> 1) - 1) & 1));
-    hd_gtma_issue(p, T, full0, q);
+    hd_gtma_issue(p, T, full0, q, roll);
 }
 /* hd_producer_tma's schedule with the general page's boxes (no early tiles: hd_start_early needs
  * 64-row boxes) */
 MLA_DEV void hd_producer_gtma(const hd_params &p, const hd_job &J, hd_small *sm, uint32_t sbase, uint32_t sm_u32, int w,
-                              const int p1) {
+                              const int p1, const int roll) {
     const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
     const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
     for (int m0 = 0; m0 < J.nt; m0 += 2) {
@@ -1143,18 +1160,18 @@ MLA_DEV void hd_producer_gtma(const hd_params &p, const hd_job &J, hd_small *sm,
         hd_gtile B = A;
         if (two) B = hd_gtma_prep(p, sm, sbase, m1, w, rb, pb);
         if (p1) {
-            hd_gtma_part(p, A, full0, empty0, m0, 2);
-            hd_gtma_part(p, A, full0, empty0, m0, 0);
-            hd_gtma_part(p, A, full0, empty0, m0, 1);
-            if (two) hd_gtma_part(p, B, full0, empty0, m1, 1);
-            if (two) hd_gtma_part(p, B, full0, empty0, m1, 0);
-            if (two) hd_gtma_part(p, B, full0, empty0, m1, 2);
+            hd_gtma_part(p, A, full0, empty0, m0, 2, roll);
+            hd_gtma_part(p, A, full0, empty0, m0, 0, roll);
+            hd_gtma_part(p, A, full0, empty0, m0, 1, roll);
+            if (two) hd_gtma_part(p, B, full0, empty0, m1, 1, roll);
+            if (two) hd_gtma_part(p, B, full0, empty0, m1, 0, roll);
+            if (two) hd_gtma_part(p, B, full0, empty0, m1, 2, roll);
         } else {
             if (m0 >= 2) hd_wait_free(empty0, 0, (uint32_t)(((m0 >> 1) - 1) & 1));
-            for (int q = 0; q < HD_PARTS; q++) hd_gtma_issue(p, A, full0, q);
+            for (int q = 0; q < HD_PARTS; q++) hd_gtma_issue(p, A, full0, q, roll);
             if (two) {
                 if (m1 >= 2) hd_wait_free(empty0, 1, (uint32_t)(((m1 >> 1) - 1) & 1));
-                for (int q = 0; q < HD_PARTS; q++) hd_gtma_issue(p, B, full0, q);
+                for (int q = 0; q < HD_PARTS; q++) hd_gtma_issue(p, B, full0, q, roll);
             }
         }
     }
@@ -1433,7 +1450,7 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
 }
 
 MLA_DEV void hd_producer(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, uint32_t sbase, uint32_t sm_u32,
-                         int tid, const int p1, const int f8) {
+                         int tid, const int p1, const int f8, const int gp) {
     const int pair = tid >> 6, pt = tid & 63;
     const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
     const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
@@ -1485,15 +1502,16 @@ MLA_DEV void hd_producer(const hd_params &p, const hd_job &J, hd_small *sm, uint
         HD_PAIR_BAR(pair); /* everyone done reading rows[] */
     }
 q_done:
-    if (p.fp8) {
+    if (!gp && p.fp8) { /* (the general-page kernels: BF16 caches only) */
         hd_producer_fp8(p, J, sm, gbase, sbase, sm_u32, tid, f8);
         return;
     }
-    if (p.tma) {
+    if (gp || p.tma) { /* (the general-page kernels always have p.tma: hd_run) */
         /* one issuer per sub-block (lane 0 of producer warp w): 36 box copies from one thread made
            the 16-row case issue-bound (H200 page 16: 302 TF against 459 for 64-row boxes) */
         if ((tid & 31) == 0 && (tid >> 5) < HD_KEYS / p.box) {
-            if (!f8 && p.gpage) hd_producer_gtma(p, J, sm, sbase, sm_u32, tid >> 5, p1); /* (the FP8 kernel never sees a BF16 cache) */
+            if (gp) hd_producer_gtma(p, J, sm, sbase, sm_u32, tid >> 5, p1, 1);
+            else if (!f8 && p.gpage) hd_producer_gtma(p, J, sm, sbase, sm_u32, tid >> 5, p1, 0); /* MLA_HD_GPAGE=3 */
             else hd_producer_tma(p, J, sm, sbase, sm_u32, tid >> 5, p1);
         }
         return;
@@ -2712,7 +2730,7 @@ MLA_DEV void hd_start_early(const hd_params &p, hd_small *sm, uint32_t sbase, ui
  * current one (hd_q_ahead; qfull keeps its phases across segments); then the segment's
  * __syncthreads (every other barrier quiet), the out stores, the other barriers re-armed. The job
  * goes through shared memory (no schedule state live in the roles). */
-MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8, const int ep = 0) {
+MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8, const int ep = 0, const int gp = 0) {
     extern __shared__ __align__(1024) uint8_t hd_smem_raw[];
     /* the combine grid (launched as a programmatic dependent) may start its launch now; it waits
        in griddepcontrol.wait for this whole grid to complete */
@@ -2782,7 +2800,7 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8, cons
                 HD_CT(7, ((unsigned long long)J.b << 16) | (unsigned)J.nt);
                 HD_CT(8, clock64());
             }
-            hd_producer(p, J, sm, gbase, sbase, sm_u32, tid, p1, f8);
+            hd_producer(p, J, sm, gbase, sbase, sm_u32, tid, p1, f8, gp);
             const int os = hd_out_smem(p, J);
             if (!p.sched) {
                 if (os) {
@@ -2842,6 +2860,17 @@ __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_bf16p_ep(co
 /* FP8 caches, default precision: consumer 1 takes the other's tile before its own (v21) */
 __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_f8(const __grid_constant__ hd_params p) {
     hd_decode_body(p, 0, 1);
+}
+/* BF16 pages that are not multiples of 16 (p.gpage): the three BF16 kernels with hd_producer_gtma's
+   rolled copies as their only producer (why kernels of their own: "Cost" in the comment before HD_GB) */
+__global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_g(const __grid_constant__ hd_params p) {
+    hd_decode_body(p, 0, 0, 0, 1);
+}
+__global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_bf16p_g(const __grid_constant__ hd_params p) {
+    hd_decode_body(p, 1, 0, 0, 1);
+}
+__global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_bf16p_ep_g(const __grid_constant__ hd_params p) {
+    hd_decode_body(p, 1, 0, 1, 1);
 }
 
 /* A combined row's scale and lse: partial weights 2^(lse2_s - M) summing to W; f = 1 / W times the
@@ -3342,7 +3371,8 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     p.tma = !narrow && hd_make_kv_map(a, p.box, &p.kv_map, &p.kv_map2, &p.kv_map3);
     if (!p.tma && !narrow) p.box = HD_KEYS;
     /* MLA_HD_GPAGE=0 (A/B): cp.async for BF16 page sizes that are not multiples of 16; =2 (diagnosis):
-       the general page's copies for every BF16 page size >= 16 */
+       the general page's copies for every BF16 page size >= 16; =3 (A/B): those copies unrolled inside
+       the standard kernels, session 24's build, instead of the general-page kernels */
     static int gpage_env = -1;
     const int gpe = hd_env_int_or("MLA_HD_GPAGE", &gpage_env, 1);
     p.gpage = 0;
@@ -3417,6 +3447,8 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     const int p1 = !dbg && a->precision == MLA_PRECISION_BF16_P && !f8k;
     void (*kern)(const hd_params) = p1 ? (early_pay ? hd_decode_kernel_v7_bf16p_ep : hd_decode_kernel_v7_bf16p)
                                        : (f8k ? hd_decode_kernel_v7_f8 : hd_decode_kernel_v7);
+    if (p.gpage && gpe != 3) /* (BF16 only: never f8k) */
+        kern = p1 ? (early_pay ? hd_decode_kernel_v7_bf16p_ep_g : hd_decode_kernel_v7_bf16p_g) : hd_decode_kernel_v7_g;
     const int64_t slots = (int64_t)p.T * p.H / HD_ROWS + p.B;
     /* the uniform layout's grid (slot, split); under the balanced schedule its first P L CTAs (linear
        index) are the lanes, and it has at least that many */
