@@ -1033,16 +1033,21 @@ MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, 
  * >= nvalid); a run on an out-of-range page is copied from page coordinate num_pages (wholly out of
  * the tensor: zeros) and its keys are masked. Issuer 0 writes the tile's kv_valid (the keys below
  * seq_len on pages that exist) and nvalid.
- * Cost (H100, bench/results.md sessions 24-25): bf16p 8K at page 61 / 100 ~500 / ~525 TF against
- * ~170 by cp.async and ~640 at page 64. The loss is this producer's instructions, not the boxes: in
- * session 24's build (each part's chunk copies unrolled: 54 copy sites, a pair's loop of ~2.7K
- * instructions) page 61 / 100 ran ~380 TF, and the same copies forced onto page 64 (MLA_HD_GPAGE=2)
- * ~350. Rolling the chunk loop (hd_gtma_issue's roll) gave +31% / +37%. It lives in the general-page
- * kernels only (hd_decode_kernel_*_g, which have no other producer): rolled inside the standard
- * kernels it cost them 2-4% (bf16p 4K -4%, s_q=1 -2%), and taking session 24's unrolled copies out of
- * the standard kernels altogether moved ptxas's registers there (a spill in the standard producer's
- * pair loop; s_q=1 -2.4%), so they keep them, reachable as MLA_HD_GPAGE=3, and their SASS is
- * session 24's. */
+ * Cost (H100, bench/results.md sessions 24-25): bf16p 8K at page 61 / 100 / 17 ~558 / ~562 / ~415 TF
+ * against ~170 by cp.async and ~643 at page 64; spec ~452 / ~452 / ~384 against ~479; h=16 s_q=1
+ * 16K at page 61 ~2.87 TB/s, page 64's rate. The loss is this producer's instructions, not the
+ * boxes: in session 24's build (each part's chunk copies unrolled: 54 copy sites, a pair's loop of
+ * ~2.7K instructions) page 61 ran ~380 TF, and the same copies forced onto page 64 (MLA_HD_GPAGE=2)
+ * ~350; today's forced onto page 64 run ~564 against 643. How the copies are issued is in
+ * hd_gtma_issue (roll = 1). Those copies live in the general-page kernels only
+ * (hd_decode_kernel_*_g, which have no other producer): rolled inside the standard kernels they cost
+ * them 2-4% (bf16p 4K -4%, s_q=1 -2%), and taking session 24's unrolled copies out of the standard
+ * kernels altogether moved ptxas's registers there (a spill in the standard producer's pair loop;
+ * s_q=1 -2.4%), so the standard kernels keep those, reachable as MLA_HD_GPAGE=3, and their SASS is
+ * session 24's. Measured and not kept (session 25): a box-by-box prep with fewer instructions that
+ * reads the block table after working out the runs (bf16p -5 to -10%), the same with tile m1's boxes
+ * worked out after tile m0's copies (h16 -14%), and the block table read first there (14 LDL/STL in
+ * the pair loop; not run). */
 #define HD_GB 3
 typedef struct hd_gtile {
     uint32_t dst;               /* the tile's stage */
@@ -1125,17 +1130,34 @@ MLA_DEV void hd_gtma_chunk(const hd_params &p, const hd_gtile &T, uint32_t full0
         hd_mbar_arrive(bar);
     }
 }
-/* roll = 1 (the general-page kernels): one chunk's copies as a loop body. Unrolled, the 54 copy
-   sites made the pair's loop ~2.7K instructions and ran bf16p page 61 at 384 TF against 502
-   (session 25). roll = 0: the MLA_HD_GPAGE=3 path inside the standard kernels (see hd_run). */
+/* roll = 1 (the general-page kernels): the part's arrivals, then a rolled loop over this issuer's
+   boxes, each copying its chunks of the part (unrolled: the barrier, chunk column and shared offset
+   are constants of the copy, and the box's map, page and row are set once). Session 25 measured
+   three forms (H100, bf16p 8K page 61): every chunk's boxes unrolled (session 24's, 54 copy sites)
+   384 TF; a rolled chunk loop with the three box slots in its body 502; this one 558.
+   roll = 0: session 24's, the MLA_HD_GPAGE=3 path inside the standard kernels (see hd_run). */
 MLA_DEV void hd_gtma_issue(const hd_params &p, const hd_gtile &T, uint32_t full0, int q, const int roll) {
     uint32_t bytes = 0u;
 #pragma unroll
     for (int i = 0; i < HD_GB; i++)
         if (T.pg[i] >= 0) bytes += 128u << (T.rw[i] >> 27);
-    if (roll) {
+    if (roll) { /* the part's arrivals first, then box by box (a rolled loop) its chunks' copies (unrolled) */
+        for (int c = hd_part_lo(q); c < hd_part_hi(q); c++) {
+            const uint32_t bar = hd_fullc(full0, T.st, c);
+            if (bytes) hd_mbar_expect_tx(bar, bytes);
+            else hd_mbar_arrive(bar);
+        }
 #pragma unroll 1
-        for (int c = hd_part_lo(q); c < hd_part_hi(q); c++) hd_gtma_chunk(p, T, full0, c, bytes);
+        for (int i = 0; i < HD_GB; i++) { /* issuer w's boxes fill its slots in order */
+            const int pg = i == 0 ? T.pg[0] : i == 1 ? T.pg[1] : T.pg[2];
+            if (pg < 0) break;
+            const uint32_t rw = i == 0 ? T.rw[0] : i == 1 ? T.rw[1] : T.rw[2];
+            const CUtensorMap *map = &p.kv_gmap[rw >> 27];
+            const uint32_t dst = T.dst + ((rw >> 20) & 63u) * 128u;
+            const int row = (int)(rw & 0xfffffu);
+            for (int c = hd_part_lo(q); c < hd_part_hi(q); c++)
+                hd_tma_3d(dst + c * HD_CHUNK, map, 64 * c, row, pg, hd_fullc(full0, T.st, c));
+        }
     } else {
         for (int c = hd_part_lo(q); c < hd_part_hi(q); c++) hd_gtma_chunk(p, T, full0, c, bytes);
     }
@@ -1168,10 +1190,20 @@ MLA_DEV void hd_producer_gtma(const hd_params &p, const hd_job &J, hd_small *sm,
             if (two) hd_gtma_part(p, B, full0, empty0, m1, 2, roll);
         } else {
             if (m0 >= 2) hd_wait_free(empty0, 0, (uint32_t)(((m0 >> 1) - 1) & 1));
-            for (int q = 0; q < HD_PARTS; q++) hd_gtma_issue(p, A, full0, q, roll);
+            if (roll) {
+#pragma unroll
+                for (int q = 0; q < HD_PARTS; q++) hd_gtma_issue(p, A, full0, q, 1);
+            } else {
+                for (int q = 0; q < HD_PARTS; q++) hd_gtma_issue(p, A, full0, q, 0);
+            }
             if (two) {
                 if (m1 >= 2) hd_wait_free(empty0, 1, (uint32_t)(((m1 >> 1) - 1) & 1));
-                for (int q = 0; q < HD_PARTS; q++) hd_gtma_issue(p, B, full0, q, roll);
+                if (roll) {
+#pragma unroll
+                    for (int q = 0; q < HD_PARTS; q++) hd_gtma_issue(p, B, full0, q, 1);
+                } else {
+                    for (int q = 0; q < HD_PARTS; q++) hd_gtma_issue(p, B, full0, q, 0);
+                }
             }
         }
     }
