@@ -1046,8 +1046,8 @@ MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, 
  * s_q=1 -2.4%), so the standard kernels keep those, reachable as MLA_HD_GPAGE=3, and their SASS is
  * session 24's. Measured and not kept (session 25): a box-by-box prep with fewer instructions that
  * reads the block table after working out the runs (bf16p -5 to -10%), the same with tile m1's boxes
- * worked out after tile m0's copies (h16 -14%), and the block table read first there (14 LDL/STL in
- * the pair loop; not run). */
+ * worked out after tile m0's copies (h16 -14%), and the block table read first there (12-14 LDL/STL
+ * in the pair loop; not run). */
 #define HD_GB 3
 typedef struct hd_gtile {
     uint32_t dst;               /* the tile's stage */
@@ -1147,6 +1147,7 @@ MLA_DEV void hd_gtma_issue(const hd_params &p, const hd_gtile &T, uint32_t full0
             if (bytes) hd_mbar_expect_tx(bar, bytes);
             else hd_mbar_arrive(bar);
         }
+        static_assert(HD_GB == 3, "the slot selects below name three slots");
 #pragma unroll 1
         for (int i = 0; i < HD_GB; i++) { /* issuer w's boxes fill its slots in order */
             const int pg = i == 0 ? T.pg[0] : i == 1 ? T.pg[1] : T.pg[2];
@@ -1166,6 +1167,17 @@ MLA_DEV void hd_gtma_part(const hd_params &p, const hd_gtile &T, uint32_t full0,
                           const int roll) {
     if (m >= 2) hd_mbar_wait(hd_emptyp(empty0, T.st, q), (uint32_t)(((m >> 1) - 1) & 1));
     hd_gtma_issue(p, T, full0, q, roll);
+}
+/* all three parts of a tile (the spec kernels' whole-tile refill); roll = 1 unrolls the parts so that
+   each part's chunk copies are unrolled too (a rolled part loop kept a rolled chunk loop and 10
+   LDL/STL in the pair loop: spec page 17 295 against 384 TF, session 25) */
+MLA_DEV void hd_gtma_whole(const hd_params &p, const hd_gtile &T, uint32_t full0, const int roll) {
+    if (roll) {
+#pragma unroll
+        for (int q = 0; q < HD_PARTS; q++) hd_gtma_issue(p, T, full0, q, 1);
+    } else {
+        for (int q = 0; q < HD_PARTS; q++) hd_gtma_issue(p, T, full0, q, 0);
+    }
 }
 /* hd_producer_tma's schedule with the general page's boxes (no early tiles: hd_start_early needs
  * 64-row boxes) */
@@ -1190,20 +1202,10 @@ MLA_DEV void hd_producer_gtma(const hd_params &p, const hd_job &J, hd_small *sm,
             if (two) hd_gtma_part(p, B, full0, empty0, m1, 2, roll);
         } else {
             if (m0 >= 2) hd_wait_free(empty0, 0, (uint32_t)(((m0 >> 1) - 1) & 1));
-            if (roll) {
-#pragma unroll
-                for (int q = 0; q < HD_PARTS; q++) hd_gtma_issue(p, A, full0, q, 1);
-            } else {
-                for (int q = 0; q < HD_PARTS; q++) hd_gtma_issue(p, A, full0, q, 0);
-            }
+            hd_gtma_whole(p, A, full0, roll);
             if (two) {
                 if (m1 >= 2) hd_wait_free(empty0, 1, (uint32_t)(((m1 >> 1) - 1) & 1));
-                if (roll) {
-#pragma unroll
-                    for (int q = 0; q < HD_PARTS; q++) hd_gtma_issue(p, B, full0, q, 1);
-                } else {
-                    for (int q = 0; q < HD_PARTS; q++) hd_gtma_issue(p, B, full0, q, 0);
-                }
+                hd_gtma_whole(p, B, full0, roll);
             }
         }
     }
