@@ -163,6 +163,11 @@
          that one keeps the ALU sums. Predicted +3-6% (the softmax is on both stages' loops): the
          softmax waits more than it issues (Nsight: selected 29%, wait 28%, short scoreboard 18%).
          Not kept: a V half as one 4-chunk TMA box (a 4-D view of the cache): -0.5..-1% against a6b3789.
+     v29 the FP8 kernel on 16- and 32-row boxes (pages 16, 32, 48, ...): consumer 1 issues the refills
+         there too, warp w's lane 0 sub-block w, so the four sub-blocks of page 16 go out in parallel.
+         H100 same run (8K s_q=2): page 16 / 32 / 48 205 / 208.5 / 207 -> 231 / 236 / 233.5 TF (page 64:
+         246), s_q=1 page 16 197 -> 226, b=4 page 16 390 -> 422 GB/s. Four lanes of one warp issuing
+         them (their TMA serialized inside the warp) gained 1-2% at pages 16 and 48.
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
@@ -198,7 +203,7 @@
    MLA_KV_FP8: all four warps load raw tiles into the stage and dequantize them there (see the
    FP8 section of the producer); the consumers are the same, except that in the FP8 kernel
    (hd_decode_kernel_v7_f8, default precision) consumer 1 takes the other's tile before its own and,
-   on 64-row boxes, issues the TMA of tiles 2.. (hd_f8_refill).
+   on the TMA path, issues the copies of tiles 2.. (hd_f8_refill: warp w sub-block w).
    Warpgroups 1, 2 = consumers c = 0, 1 (setmaxnreg 224): consumer c owns O[:, 256c, 256c+256)
    (128 f32 registers per thread) and the tiles t with t % 2 == c (see hd_consumer):
      own tile:  S = Q K^T (36 x m64n64k16, Q and K K-major in smem), mask, running max (lazy),
@@ -1218,7 +1223,7 @@ MLA_DEV void hd_producer_gtma(const hd_params &p, const hd_job &J, hd_small *sm,
  * swizzled layout, the scales (16 B per row) at the stage's start. TMA when page_size % 16 == 0
  * (per sub-block of box rows: 8 slot boxes, the rope box and the scales box on landed[st], issued
  * by the sub-block's producer issuer as soon as the stage is free, polled between conversion phases,
- * or, in the FP8 kernel's seesaw program with 64-row boxes, by consumer 1 (hd_f8_refill); an L2
+ * or, in the FP8 kernel's seesaw program, by consumer 1 (hd_f8_refill, warp w sub-block w); an L2
  * prefetch of tile n+2's rows), else cp.async (41 pieces per row through the block table, zero-filled where no key).
  * Then thread tid reads the scales of its rows r = tid / 4 and r + 32 (a barrier: chunk 0 is
  * written next) and dequantizes columns 16 (tid % 4) .. + 15 of every slot of both rows into the
@@ -1324,16 +1329,17 @@ MLA_DEV int hd_f8_try(const hd_params &p, const hd_job &J, uint32_t sbase, uint3
     return 1;
 }
 
-/* FP8 kernel (v22), TMA path with 64-row boxes: consumer 1's thread 0 issues tile m >= 2 once its
- * stage is free. It is the last reader of most stages and idle while its next tile dequantizes; the
- * producer's issuer, polling between its conversion phases, often found the stage still busy and
- * stalled its warp (the page lookup) inside the next tile's conversion. Smaller boxes keep the
- * producer's issuers (one thread issuing the 4 sub-blocks of page 16: -28%, serial page lookups). */
+/* FP8 kernel (v22, v29), TMA path: consumer 1's warp w (lane 0) issues sub-block w of tile m >= 2
+ * once its stage is free. That consumer is the last reader of most stages and idle while its next
+ * tile dequantizes; the producer's issuers, polling between their conversion phases, often found the
+ * stage still busy and stalled their warps (the page lookup) inside the next tile's conversion. One
+ * thread issuing the 4 sub-blocks of page 16 measured -28% (serial page lookups), four lanes of one
+ * warp +1%, a warp each +13%. */
 MLA_DEV void hd_f8_refill(const hd_params &p, const hd_job &J, uint32_t sbase, uint32_t empty0, uint32_t landed0, int m,
-                          int32_t pg) {
+                          int w, int32_t pg) {
     if (m >= J.nt) return;
     hd_wait_free(empty0, m & 1, (uint32_t)(((m >> 1) - 1) & 1));
-    hd_f8_issue(p, J, sbase, landed0, m, 0, pg);
+    hd_f8_issue(p, J, sbase, landed0, m, w, pg);
 }
 
 /* barrier over the 128 producer threads: an mbarrier (pbar, 128 arrivals; each thread flips its own
@@ -1375,7 +1381,7 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
     }
     /* the FP8 kernel's seesaw program: consumer 1 issues tiles 2.. (hd_f8_refill); the exact program's
        consumers do not */
-    const int ci = f8 && p.tma && p.box == HD_KEYS && !exact && J.nt > 1;
+    const int ci = f8 && p.tma && !exact && J.nt > 1;
     for (int n = 0; n < J.nt; n++) {
         const int st = n & 1, k = n >> 1;
         const int key0 = (J.t_begin + n) * HD_KEYS;
@@ -2299,19 +2305,22 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
             /* FP8 kernel (v21): P.V of the other's tile first. Its P is published long before this
                consumer's next tile is dequantized, and stage t (tile t + 2's landing, then its
                dequantization) is free only once this P.V is done; S_u, its softmax and P.V after */
-            const int refill = p.tma && p.box == HD_KEYS && tid == 0;
+            /* warp w's lane 0 issues sub-block w (v29: four lanes of one warp issuing the four 16-row
+               sub-blocks of page 16 serialize their copies: +1% against the producer's issuers; a warp
+               each: +13%) */
+            const int fw = tid >> 5, refill = p.tma && (tid & 31) == 0 && fw < HD_KEYS / p.box;
             for (;; t += 2) { /* pending: [] */
                 const int u = t + 1;
                 /* the pages of tiles t+2, u+2 (hd_f8_refill below), looked up while P_t comes */
-                const int32_t pgt = refill && t + 2 < J.nt ? hd_f8_page(p, J, t + 2, 0) : -1;
-                const int32_t pgu = refill && u + 2 < J.nt ? hd_f8_page(p, J, u + 2, 0) : -1;
+                const int32_t pgt = refill && t + 2 < J.nt ? hd_f8_page(p, J, t + 2, fw) : -1;
+                const int32_t pgu = refill && u + 2 < J.nt ? hd_f8_page(p, J, u + 2, fw) : -1;
                 HD_T(1, 13, t);
                 hd_take_pv(sm, C, t, 0, r0, pready0, full0, sp, sk0, gk0, 1, tid, al); /* [PV_t P tile, PV_t rest] */
                 HD_WGMMA_WAIT(0); /* [] */
                 hd_pin(C.o, 128);
                 hd_pay_pv(empty0, 0, 1);
                 HD_T(1, 14, t);
-                if (refill) hd_f8_refill(p, J, sbase, empty0, landed0, t + 2, pgt);
+                if (refill) hd_f8_refill(p, J, sbase, empty0, landed0, t + 2, fw, pgt);
                 HD_T(1, 16, u);
                 const uint32_t pu = (uint32_t)((u >> 1) & 1);
                 hd_wait_chunks(full0, 1, 0, 4, pu);
@@ -2331,7 +2340,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                 HD_T(1, 12, u);
                 hd_pv_own(C, al, sk1, empty0, 1); /* [PV_u] -> [], paid */
                 HD_T(1, 14, u);
-                if (refill) hd_f8_refill(p, J, sbase, empty0, landed0, u + 2, pgu);
+                if (refill) hd_f8_refill(p, J, sbase, empty0, landed0, u + 2, fw, pgu);
                 if (u + 2 >= J.nt) { /* tile t + 2, if any, has no partner: the tail below */
                     t += 2;
                     break;
