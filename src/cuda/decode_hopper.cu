@@ -168,6 +168,15 @@
          H100 same run (8K s_q=2): page 16 / 32 / 48 205 / 208.5 / 207 -> 231 / 236 / 233.5 TF (page 64:
          246), s_q=1 page 16 197 -> 226, b=4 page 16 390 -> 422 GB/s. Four lanes of one warp issuing
          them (their TMA serialized inside the warp) gained 1-2% at pages 16 and 48.
+     v30 page-aligned tiles in the bf16p general-page kernels (p.ptile, hd_pt_key0): for pages 56..63
+         and 113..127 (not multiples of 16, at least 7/8 of a tile's rows keys, no causal mask) tile t
+         holds one page's keys from row 64 (t % c), its rows past the page zeros (the 16-row boxes run
+         out of the tensor's page dimension), loaded by the page-64 producer's copies (hd_tma_prep, pt);
+         the softmax masks only the four elements of keys 56.. where that is all that is missing (the
+         full masked program cost 6.5%). H100 same run against v29: page 61 8K 554.5 -> 589.5 TF,
+         s_q=1 511 -> 532.5, varlen 541 -> 581, b=4 32K 1450 -> 1539 GB/s, page 120 559 -> 582.5;
+         h16 and the other pages unchanged. Compiled into the default program's kernel the same code
+         cost it 2.5-3% (registers), so that one keeps the runs of rows.
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
@@ -196,7 +205,8 @@
    - BF16, page_size >= 16 and not a multiple of 16 (p.gpage, hd_producer_gtma): the same with box
      16's four issuers, each page's run of rows in a tile as one or two overlapping boxes of a power
      of two rows (seven tensor maps, one per height), in kernels of their own (hd_decode_kernel_*_g);
-     MLA_HD_GPAGE=0 sends these pages to cp.async.
+     MLA_HD_GPAGE=0 sends these pages to cp.async. Under bf16p without a causal mask, pages 56..63
+     and 113..127 take page-aligned tiles instead (p.ptile, v30; MLA_HD_PTILE=0 for A/B).
    - otherwise: warp pairs 0-1 / 2-3 copy the even / odd tiles with cp.async, row by row through
      the block table (zero-fill for rows without a key), fence.proxy.async, each warp's lane 0
      arrives on the 9 chunk barriers.
@@ -547,7 +557,18 @@ MLA_DEV int64_t hd_slot_of(const hd_params &p, int b) {
 /* Row block r of request b: 0 when the request has no such block; else J->b .. J->seq filled and
  * the visible key tiles returned in *ntiles (key_end = seq_len, or under causal the block's last
  * row's pos + 1: nondecreasing in r). */
-MLA_DEV int hd_block_job(const hd_params &p, int b, int r, hd_job *J, int *ntiles) {
+/* Page-aligned tiles (p.ptile = c >= 1, general-page kernels only): tile t holds the keys of page
+ * t / c from page row 64 (t % c) on, at most 64 of them; its rows past the page are zeros (the TMA
+ * box runs out of the tensor's page dimension). Pages just under a multiple of 64 (56..63, 113..127)
+ * then run the page-64 producer's copies with a few idle rows instead of the runs of rows of the
+ * general page (hd_producer_gtma). No causal mask (its key positions assume 64 keys a tile). */
+MLA_DEV int hd_pt_key0(const hd_params &p, int t) { return (t / p.ptile) * p.page_size + (t % p.ptile) * HD_KEYS; }
+MLA_DEV int hd_pt_tiles(const hd_params &p, int keys) {
+    const int f = keys / p.page_size;
+    return f * p.ptile + (keys - f * p.page_size + HD_KEYS - 1) / HD_KEYS;
+}
+
+MLA_DEV int hd_block_job(const hd_params &p, int b, int r, hd_job *J, int *ntiles, const int gp = 0) {
     J->b = b;
     J->q_start = hd_clamp(p.q_off[b], 0, p.T);
     J->q_len = hd_clamp(p.q_off[b + 1], J->q_start, p.T) - J->q_start;
@@ -560,7 +581,7 @@ MLA_DEV int hd_block_job(const hd_params &p, int b, int r, hd_job *J, int *ntile
     int key_end = J->seq;
     if (p.causal) key_end = min(key_end, J->seq - J->q_len + i_last + 1);
     if (key_end < 0) key_end = 0;
-    *ntiles = (key_end + HD_KEYS - 1) / HD_KEYS;
+    *ntiles = gp && p.ptile ? hd_pt_tiles(p, key_end) : (key_end + HD_KEYS - 1) / HD_KEYS;
     return 1;
 }
 
@@ -570,7 +591,7 @@ MLA_DEV int hd_block_job(const hd_params &p, int b, int r, hd_job *J, int *ntile
  * of the interval at once, so B = 128 takes two dependent loads instead of seven (a load from L2
  * costs ~800 cycles while the other SMs stream tiles: the sequential search was ~7K cycles of
  * every CTA's prologue, measured). */
-MLA_DEV int hd_slot_job(const hd_params &p, int64_t slot, hd_job *J, int *ntiles) {
+MLA_DEV int hd_slot_job(const hd_params &p, int64_t slot, hd_job *J, int *ntiles, const int gp = 0) {
     if (p.B < 1) return 0;
     const int lane = threadIdx.x & 31;
     int lo = 0, hi = p.B - 1; /* the answer lies in [lo, hi] (lo = 0 may still fail: checked below) */
@@ -585,15 +606,15 @@ MLA_DEV int hd_slot_job(const hd_params &p, int64_t slot, hd_job *J, int *ntiles
     }
     const int64_t g = hd_slot_of(p, lo);
     if (slot < g) return 0;
-    return hd_block_job(p, lo, (int)(slot - g), J, ntiles);
+    return hd_block_job(p, lo, (int)(slot - g), J, ntiles, gp);
 }
 
 /* Uniform split (p.sched == 0): CTA (x, y) = slot x, split y of nsplit equal tile ranges (a
  * persistent CTA of the balanced schedule's mode 0 runs slots x, x + gridDim.x, ..., split 0).
  * 0 when the slot has no rows (past its request's blocks). A whole warp calls it. */
-MLA_DEV int hd_find_job(const hd_params &p, int slot, int split, hd_job *J) {
+MLA_DEV int hd_find_job(const hd_params &p, int slot, int split, hd_job *J, const int gp = 0) {
     int ntiles;
-    if (!hd_slot_job(p, slot, J, &ntiles)) return 0;
+    if (!hd_slot_job(p, slot, J, &ntiles, gp)) return 0;
     const int tps = (ntiles + p.nsplit - 1) / p.nsplit;
     J->slot = slot;
     J->split = split;
@@ -610,11 +631,11 @@ MLA_DEV int hd_find_job(const hd_params &p, int slot, int split, hd_job *J) {
  * layout has an empty slot per request: striding over slots gave some CTAs 3 jobs of s_q=1 and
  * others none, 530 -> 391 TF), the lanes of a request run at the same time (their tiles shared
  * in L2), and no search is needed. 0 when j holds no row block. One thread calls it. */
-MLA_DEV int hd_lane_job(const hd_params &p, int64_t j, hd_job *J) {
+MLA_DEV int hd_lane_job(const hd_params &p, int64_t j, hd_job *J, const int gp = 0) {
     const int64_t b = j / p.L;
     const int l = (int)(j - b * p.L);
     int ntiles;
-    if (b >= p.B || !hd_block_job(p, (int)b, l, J, &ntiles)) return 0;
+    if (b >= p.B || !hd_block_job(p, (int)b, l, J, &ntiles, gp)) return 0;
     J->slot = (int)j;
     J->split = 0;
     J->part = -1;
@@ -625,15 +646,15 @@ MLA_DEV int hd_lane_job(const hd_params &p, int64_t j, hd_job *J) {
 
 /* A persistent CTA's walk: the first job with rows at slot (mode 0) or lane job (mode 2) s, s +
  * gridDim.x, ...; 0 when none is left. hd_first_slot: a whole warp; hd_first_lane: one thread. */
-MLA_DEV int hd_first_slot(const hd_params &p, int64_t s, hd_job *J) {
+MLA_DEV int hd_first_slot(const hd_params &p, int64_t s, hd_job *J, const int gp = 0) {
     const int64_t nslots = (int64_t)p.T * p.H / HD_ROWS + p.B;
     for (; s < nslots; s += gridDim.x)
-        if (hd_find_job(p, (int)s, 0, J)) return 1;
+        if (hd_find_job(p, (int)s, 0, J, gp)) return 1;
     return 0;
 }
-MLA_DEV int hd_first_lane(const hd_params &p, int64_t j, hd_job *J) {
+MLA_DEV int hd_first_lane(const hd_params &p, int64_t j, hd_job *J, const int gp = 0) {
     for (; j < (int64_t)p.B * p.L; j += gridDim.x)
-        if (hd_lane_job(p, j, J)) return 1;
+        if (hd_lane_job(p, j, J, gp)) return 1;
     return 0;
 }
 
@@ -678,19 +699,19 @@ MLA_DEV int hd_sched_part(int64_t x, int64_t W, int P) {
 }
 
 /* request b's cost on the line (0 without rows); *nblk its row blocks */
-MLA_DEV int64_t hd_req_cost(const hd_params &p, int b, int *nblk) {
+MLA_DEV int64_t hd_req_cost(const hd_params &p, int b, int *nblk, const int gp = 0) {
     const int q0 = hd_clamp(p.q_off[b], 0, p.T), q1 = hd_clamp(p.q_off[b + 1], q0, p.T);
     *nblk = (int)(((int64_t)(q1 - q0) * p.H + HD_ROWS - 1) / HD_ROWS);
     hd_job J;
     int ntiles;
-    if (*nblk < 1 || !hd_block_job(p, b, *nblk - 1, &J, &ntiles)) return 0;
+    if (*nblk < 1 || !hd_block_job(p, b, *nblk - 1, &J, &ntiles, gp)) return 0;
     return (int64_t)p.c0 + ntiles;
 }
 
 /* The next segment of CTA x (thread 0, balanced mode): 1 with J filled, 0 when none is left.
  * sc_next: the next request to look at, sc_cum its cum (walked forward, costs recomputed: the
  * plan's scratch is gone once the tiles load). */
-MLA_DEV int hd_sched_next(const hd_params &p, hd_small *sm, int x, hd_job *J) {
+MLA_DEV int hd_sched_next(const hd_params &p, hd_small *sm, int x, hd_job *J, const int gp = 0) {
     int ntiles;
     const int P = sm->sc_p;
     const int q = x / p.L, l = x - q * p.L;
@@ -700,10 +721,10 @@ MLA_DEV int hd_sched_next(const hd_params &p, hd_small *sm, int x, hd_job *J) {
         const int64_t c = sm->sc_cum;
         if (c >= s1) return 0;
         int nblk;
-        const int64_t cost = hd_req_cost(p, b, &nblk);
+        const int64_t cost = hd_req_cost(p, b, &nblk, gp);
         sm->sc_next = b + 1;
         sm->sc_cum = c + cost;
-        if (cost == 0 || !hd_block_job(p, b, l, J, &ntiles)) continue;
+        if (cost == 0 || !hd_block_job(p, b, l, J, &ntiles, gp)) continue;
         const int64_t x0 = c + p.c0;
         const int lo = (int)min((int64_t)ntiles, max((int64_t)0, s0 - x0));
         const int hi = (int)min((int64_t)ntiles, max((int64_t)0, s1 - x0));
@@ -743,7 +764,7 @@ MLA_DEV void hd_job_ahead(const hd_params &p, hd_job *J) {
  * if it is there; else the requests' costs and the mode, and in mode 1 their prefix sums in scratch
  * (the shared memory of the K stages, free until the first tile), W and P'; CTA 0 publishes. Returns 1 with
  * sm->job set when the CTA has a job. */
-MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
+MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase, const int gp = 0) {
     int64_t *cum = (int64_t *)(gbase + HD_SK0);   /* [B + 1] */
     int64_t *wsum = (int64_t *)(gbase + HD_SK1);  /* [32] the scan's warp sums */
     /* min, max cost; over; requests (32 bits: costs are c0 + tiles < 2^26, and shared-memory atomics of
@@ -755,7 +776,7 @@ MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
     if (tid >= 32 && tid < 64) { /* warp 1: the uniform layout's job (mode 0), while thread 0 reads the epoch;
                                     a persistent CTA takes its first slot with rows (x, x + gridDim.x, ...) */
         hd_job Ju;
-        const int hu = p.persist ? hd_first_slot(p, blockIdx.x, &Ju) : hd_find_job(p, blockIdx.x, blockIdx.y, &Ju);
+        const int hu = p.persist ? hd_first_slot(p, blockIdx.x, &Ju, gp) : hd_find_job(p, blockIdx.x, blockIdx.y, &Ju, gp);
         if (tid == 32) {
             sm->sc_uni = hu;
             if (hu) sm->job = Ju;
@@ -763,7 +784,7 @@ MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
     }
     if (tid == 64 && p.persist) { /* thread 64: mode 2's (the first lane job with rows: x, x + gridDim.x, ...) */
         hd_job Jl;
-        sm->sc_lane = hd_first_lane(p, x, &Jl);
+        sm->sc_lane = hd_first_lane(p, x, &Jl, gp);
         if (sm->sc_lane) {
             *job_lane = Jl;
             /* its block-table line and Q into L2 while the plan is made (unused unless mode 2): in the
@@ -798,7 +819,7 @@ MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
     int over = 0, nreq = 0;
     for (int b = (tid + 256) % HD_THREADS; b < p.B; b += HD_THREADS) {
         int nblk;
-        const int64_t c = hd_req_cost(p, b, &nblk);
+        const int64_t c = hd_req_cost(p, b, &nblk, gp);
         cum[b] = c;
         if (nblk > p.L) over = 1;
         if (c > 0) {
@@ -882,7 +903,7 @@ MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase) {
             sm->sc_first = hd_sched_req(cp, glob, p.B, hd_sched_s(x / p.L, sm->sc_w, sm->sc_p));
             sm->sc_next = sm->sc_first;
             sm->sc_cum = hd_cum(cp, glob, sm->sc_first);
-            has = hd_sched_next(p, sm, x, &J);
+            has = hd_sched_next(p, sm, x, &J, gp);
         }
         if (has && sm->sc_mode == 1) sm->job = J;
     }
@@ -946,12 +967,21 @@ typedef struct hd_tma_tile {
     uint32_t dst;               /* the tile's stage */
     int st, row, pg, copy;      /* copy = 0: nothing to copy (past seq_len): plain arrivals */
 } hd_tma_tile;
-MLA_DEV hd_tma_tile hd_tma_prep(const hd_params &p, const hd_job &J, hd_small *sm, uint32_t sbase, int m, int w) {
-    const int box = p.box, key0 = (J.t_begin + m) * HD_KEYS;
-    const int nv = max(0, min(HD_KEYS, J.seq - key0));
+MLA_DEV hd_tma_tile hd_tma_prep(const hd_params &p, const hd_job &J, hd_small *sm, uint32_t sbase, int m, int w,
+                                const int pt = 0) {
+    const int box = p.box, t = J.t_begin + m;
+    /* pt (page-aligned tiles, hd_pt_key0): the tile's keys start at page row r0 of page t / ptile and
+       run for vk rows at most; rows past the page land as zeros */
+    const int r0 = pt ? (t % p.ptile) * HD_KEYS : 0, vk = pt ? min(HD_KEYS, p.page_size - r0) : HD_KEYS;
+    const int key0 = pt ? hd_pt_key0(p, t) : t * HD_KEYS;
+    const int nv = max(0, min(vk, J.seq - key0));
     const int kk = key0 + w * box; /* this issuer's sub-block: rows w*box .. of the tile */
     int32_t page = -1;
-    if (kk < J.seq) page = (m < 2 && J.pg[m] != -2) ? J.pg[m] : p.bt[(int64_t)J.b * p.bt_stride + kk / p.page_size];
+    if (pt) {
+        if (w * box < nv) page = p.bt[(int64_t)J.b * p.bt_stride + t / p.ptile];
+    } else if (kk < J.seq) {
+        page = (m < 2 && J.pg[m] != -2) ? J.pg[m] : p.bt[(int64_t)J.b * p.bt_stride + kk / p.page_size];
+    }
     const int ok = page >= 0 && page < p.num_pages;
     /* the sub-block's bits of kv_valid (all 64, or 32 / 16 of them: a piece of its own), nvalid by
        issuer 0; slot m & 3 (its last readers, of tile m-4, are done: tile m-2 was issued) */
@@ -964,61 +994,65 @@ MLA_DEV hd_tma_tile hd_tma_prep(const hd_params &p, const hd_job &J, hd_small *s
         sm->kv_valid[sl][0] = (uint32_t)mine;
         sm->kv_valid[sl][1] = (uint32_t)(mine >> 32);
     }
-    if (w == 0) sm->nvalid[sl] = nv;
+    /* pt: a tile that holds all vk rows of its page needs no zeroing (its rows up to the last copied
+       sub-block past the page are zeros) */
+    if (w == 0) sm->nvalid[sl] = pt && nv == vk ? min(HD_KEYS, (vk + box - 1) / box * box) : nv;
     hd_tma_tile T;
     T.st = m & 1;
     T.dst = sbase + (T.st ? HD_SK1 : HD_SK0) + (uint32_t)(w * box * 128);
-    T.copy = kk < J.seq; /* a bad page: page coordinate num_pages, wholly out of bounds -> zeros */
-    T.row = ok ? kk % p.page_size : 0;
+    T.copy = pt ? w * box < nv : kk < J.seq; /* a bad page: page coordinate num_pages, wholly out of bounds -> zeros */
+    T.row = ok ? (pt ? r0 + w * box : kk % p.page_size) : 0;
     T.pg = ok ? page : p.num_pages;
     return T;
 }
 /* the box copies of part q of a tile (stage T.st) onto its chunks' full barriers */
-MLA_DEV void hd_tma_issue(const hd_params &p, const hd_tma_tile &T, uint32_t full0, int q) {
+MLA_DEV void hd_tma_issue(const hd_params &p, const hd_tma_tile &T, uint32_t full0, int q, const int pt = 0) {
     for (int c = hd_part_lo(q); c < hd_part_hi(q); c++) {
         const uint32_t bar = hd_fullc(full0, T.st, c);
         if (T.copy) {
             hd_mbar_expect_tx(bar, (uint32_t)(p.box * 128));
-            hd_tma_3d(T.dst + c * HD_CHUNK, &p.kv_map, 64 * c, T.row, T.pg, bar);
+            hd_tma_3d(T.dst + c * HD_CHUNK, pt ? &p.kv_gmap[4] : &p.kv_map, 64 * c, T.row, T.pg, bar); /* pt: 16 rows */
         } else {
             hd_mbar_arrive(bar); /* rows past seq_len: >= nvalid, zeroed by the consumers */
         }
     }
 }
 /* part q of tile m once its last reader of tile m-2 is done */
-MLA_DEV void hd_tma_part(const hd_params &p, const hd_tma_tile &T, uint32_t full0, uint32_t empty0, int m, int q) {
+MLA_DEV void hd_tma_part(const hd_params &p, const hd_tma_tile &T, uint32_t full0, uint32_t empty0, int m, int q,
+                         const int pt = 0) {
     if (m >= 2) hd_mbar_wait(hd_emptyp(empty0, T.st, q), (uint32_t)(((m >> 1) - 1) & 1));
     HD_T(2, 4 + q, m);
-    hd_tma_issue(p, T, full0, q);
+    hd_tma_issue(p, T, full0, q, pt);
 }
+/* pt = 1: page-aligned tiles (p.ptile, the general-page kernels), 16-row boxes (kv_gmap[4]) */
 MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, uint32_t sbase, uint32_t sm_u32, int w,
-                             const int p1) {
+                             const int p1, const int pt = 0) {
     const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
     const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
-    asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&p.kv_map) : "memory");
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)(pt ? &p.kv_gmap[4] : &p.kv_map)) : "memory");
     for (int m0 = J.qpre == 2 ? 2 : 0; m0 < J.nt; m0 += 2) { /* qpre 2: tiles 0, 1 issued (hd_start_early) */
         const int m1 = m0 + 1, two = m1 < J.nt;
         HD_T(2, 1, m0);
         if (m0 == 0 && w == 0) HD_CT1(11, clock64());
-        const hd_tma_tile A = hd_tma_prep(p, J, sm, sbase, m0, w);
+        const hd_tma_tile A = hd_tma_prep(p, J, sm, sbase, m0, w, pt);
         if (m0 == 0 && w == 0) HD_CT1(13, clock64());
         /* the last segment's out stores from stage 0 (thread 0's bulk group, box 64: see hd_decode_body) */
         if (m0 == 0) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
         hd_tma_tile B = A;
-        if (two) B = hd_tma_prep(p, J, sm, sbase, m1, w);
+        if (two) B = hd_tma_prep(p, J, sm, sbase, m1, w, pt);
         if (p1) { /* in the order hd_consumer_p1 frees the parts */
-            hd_tma_part(p, A, full0, empty0, m0, 2);          /* consumer 0's S_m0 done */
-            hd_tma_part(p, A, full0, empty0, m0, 0);          /* consumer 0's P.V of m0 (registers) */
-            hd_tma_part(p, A, full0, empty0, m0, 1);          /* consumer 1's P.V of m0 (smem) */
-            if (two) hd_tma_part(p, B, full0, empty0, m1, 1); /* consumer 1's P.V of m1 (registers) */
-            if (two) hd_tma_part(p, B, full0, empty0, m1, 0); /* consumer 0's P.V of m1 (smem) */
-            if (two) hd_tma_part(p, B, full0, empty0, m1, 2); /* (the same: the rope chunk held P_m1) */
+            hd_tma_part(p, A, full0, empty0, m0, 2, pt);          /* consumer 0's S_m0 done */
+            hd_tma_part(p, A, full0, empty0, m0, 0, pt);          /* consumer 0's P.V of m0 (registers) */
+            hd_tma_part(p, A, full0, empty0, m0, 1, pt);          /* consumer 1's P.V of m0 (smem) */
+            if (two) hd_tma_part(p, B, full0, empty0, m1, 1, pt); /* consumer 1's P.V of m1 (registers) */
+            if (two) hd_tma_part(p, B, full0, empty0, m1, 0, pt); /* consumer 0's P.V of m1 (smem) */
+            if (two) hd_tma_part(p, B, full0, empty0, m1, 2, pt); /* (the same: the rope chunk held P_m1) */
         } else { /* whole tiles (refilling the parts as they free measured 1-3% slower here) */
             if (m0 >= 2) hd_wait_free(empty0, 0, (uint32_t)(((m0 >> 1) - 1) & 1));
-            for (int q = 0; q < HD_PARTS; q++) hd_tma_issue(p, A, full0, q);
+            for (int q = 0; q < HD_PARTS; q++) hd_tma_issue(p, A, full0, q, pt);
             if (two) {
                 if (m1 >= 2) hd_wait_free(empty0, 1, (uint32_t)(((m1 >> 1) - 1) & 1));
-                for (int q = 0; q < HD_PARTS; q++) hd_tma_issue(p, B, full0, q);
+                for (int q = 0; q < HD_PARTS; q++) hd_tma_issue(p, B, full0, q, pt);
             }
         }
     }
@@ -1550,7 +1584,8 @@ q_done:
         /* one issuer per sub-block (lane 0 of producer warp w): 36 box copies from one thread made
            the 16-row case issue-bound (H200 page 16: 302 TF against 459 for 64-row boxes) */
         if ((tid & 31) == 0 && (tid >> 5) < HD_KEYS / p.box) {
-            if (gp) hd_producer_gtma(p, J, sm, sbase, sm_u32, tid >> 5, p1, 1);
+            if (gp && p1 && p.ptile) hd_producer_tma(p, J, sm, sbase, sm_u32, tid >> 5, p1, 1); /* (p1: hd_decode_body) */
+            else if (gp) hd_producer_gtma(p, J, sm, sbase, sm_u32, tid >> 5, p1, 1);
             else if (!f8 && p.gpage) hd_producer_gtma(p, J, sm, sbase, sm_u32, tid >> 5, p1, 0); /* MLA_HD_GPAGE=3 */
             else hd_producer_tma(p, J, sm, sbase, sm_u32, tid >> 5, p1);
         }
@@ -1735,7 +1770,7 @@ MLA_DEV void hd_zero_rows(uint8_t *gk, int nv, int c, int tid) {
  * row sums. Returns alpha in al. */
 MLA_DEV void hd_softmax(const hd_params &p, const hd_job &J, const hd_small *sm, hd_cstate &C, int t, int st,
                         const int pos[2], int pos_min, int r0, int q4, float al[2], const int frags = 1, int addsum = 1,
-                        const int p1 = 0, const int lf = 0, const int lwg = 0) {
+                        const int p1 = 0, const int lf = 0, const int lwg = 0, const int gp = 0) {
     const int key0 = (J.t_begin + t) * HD_KEYS;
     const uint32_t vm0 = sm->kv_valid[t & 3][0], vm1 = sm->kv_valid[t & 3][1];
     const int all = (vm0 & vm1) == 0xffffffffu && (!p.causal || key0 + HD_KEYS - 1 <= pos_min); /* nothing masked */
@@ -1746,8 +1781,18 @@ MLA_DEV void hd_softmax(const hd_params &p, const hd_job &J, const hd_small *sm,
      * ~1% slower with it and keeps scaling the scores first (sc = 1). */
     const int raw = (p1 || lf) && p.scale_log2 > 0.f;
     const float sc = raw ? p.scale_log2 : 1.f;
+    /* gp (the bf16p general-page kernels), no causal mask: when only keys 56.. of the tile can be
+       missing (page-aligned tiles: the rows past a page of 56..63 keys), the unmasked program with
+       those four elements of the last key group set to -inf (tm: bit e for key 56 + 2 q4 + e); the
+       masked program there cost 6.5% (bf16p page 61 8K) */
+    const int tl = gp && !all && !p.causal && vm0 == 0xffffffffu && (vm1 & (vm1 + 1u)) == 0u && vm1 >= 0x00ffffffu;
+    const uint32_t tm = tl ? vm1 >> (24 + 2 * q4) : 3u;
     float mx[2] = {-INFINITY, -INFINITY};
-    if (raw && all) {
+    if (raw && (all || tl)) {
+        if (gp) {
+#pragma unroll
+            for (int i = 28; i < 32; i++) C.s[i] = (tm >> (i & 1)) & 1u ? C.s[i] : -INFINITY;
+        }
 #pragma unroll
         for (int i = 0; i < 32; i++) mx[(i >> 1) & 1] = fmaxf(mx[(i >> 1) & 1], C.s[i]);
     } else if (!(p1 || lf) && all) {
@@ -2457,7 +2502,7 @@ MLA_DEV void hd_take_m(const hd_small *sm, hd_cstate &C, int src, int r0, uint32
 }
 
 MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, uint32_t sbase,
-                            uint32_t sm_u32, int c, int tid, const int ep, uint32_t ones) {
+                            uint32_t sm_u32, int c, int tid, const int ep, uint32_t ones, const int gp = 0) {
     const int q4 = tid & 3, r0 = (tid >> 5) * 16 + ((tid & 31) >> 2); /* this thread's rows: r0 and r0 + 8 */
     int pos[2], tt[2], hh[2], rv[2];
     const int pos_min = hd_rows(p, J, r0, pos, tt, hh, rv);
@@ -2495,7 +2540,7 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
                 hd_pin(C.s, 32);
                 hd_pay(hd_emptyp(empty0, 0, 2)); /* the rope chunk of stage 0 may refill */
                 HD_T(0, 11, t);
-                hd_softmax(p, J, sm, C, t, 0, pos, pos_min, r0, q4, al, 1, 1, 1, 1, !ep);
+                hd_softmax(p, J, sm, C, t, 0, pos, pos_min, r0, q4, al, 1, 1, 1, 1, !ep, gp);
                 if (q4 == 0) {
                     sm->xm[0][r0] = C.m_run[0];
                     sm->xm[0][r0 + 8] = C.m_run[1];
@@ -2590,7 +2635,7 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
                 HD_T(1, 15, t);
                 if (nv < HD_KEYS) hd_zero_rows(gk0, nv, 1, tid);
                 hd_issue_pv_sp(C.o, sp, sk0, 1); /* [PV_t] */
-                hd_softmax(p, J, sm, C, u, 1, pos, pos_min, r0, q4, al, 1, 1, 1, 1, !ep);
+                hd_softmax(p, J, sm, C, u, 1, pos, pos_min, r0, q4, al, 1, 1, 1, 1, !ep, gp);
                 if (q4 == 0) {
                     sm->xm[1][r0] = C.m_run[0];
                     sm->xm[1][r0 + 8] = C.m_run[1];
@@ -2684,17 +2729,17 @@ MLA_DEV void hd_init_bars(const hd_params &p, hd_small *sm, uint32_t sm_u32, int
  * mode 2 the next lane job (hd_lane_job), in mode 0 with persistent CTAs (p.persist) the next
  * row-block slot with rows (x + gridDim.x, ...); the uniform split has none. Runs while the
  * consumers finish the segment's last tiles. */
-MLA_DEV int hd_next_job(const hd_params &p, hd_small *sm, const hd_job &J) {
+MLA_DEV int hd_next_job(const hd_params &p, hd_small *sm, const hd_job &J, const int gp = 0) {
     hd_job J1;
     int has = 0;
     if (p.sched && sm->sc_mode == 1) {
-        if ((threadIdx.x & 31) == 0) has = hd_sched_next(p, sm, blockIdx.x + blockIdx.y * gridDim.x, &J1);
+        if ((threadIdx.x & 31) == 0) has = hd_sched_next(p, sm, blockIdx.x + blockIdx.y * gridDim.x, &J1, gp);
         has = __shfl_sync(0xffffffffu, has, 0);
     } else if (p.sched && sm->sc_mode == 2) {
-        if ((threadIdx.x & 31) == 0) has = hd_first_lane(p, (int64_t)J.slot + gridDim.x, &J1);
+        if ((threadIdx.x & 31) == 0) has = hd_first_lane(p, (int64_t)J.slot + gridDim.x, &J1, gp);
         has = __shfl_sync(0xffffffffu, has, 0);
     } else if (p.sched && p.persist) {
-        has = hd_first_slot(p, (int64_t)J.slot + gridDim.x, &J1);
+        has = hd_first_slot(p, (int64_t)J.slot + gridDim.x, &J1, gp);
     }
     if ((threadIdx.x & 31) == 0) {
         if (has) {
@@ -2774,6 +2819,9 @@ MLA_DEV void hd_start_early(const hd_params &p, hd_small *sm, uint32_t sbase, ui
  * __syncthreads (every other barrier quiet), the out stores, the other barriers re-armed. The job
  * goes through shared memory (no schedule state live in the roles). */
 MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8, const int ep = 0, const int gp = 0) {
+    /* page-aligned tiles (p.ptile) exist in the bf16p general-page kernels only: compiled into the
+       default program's, they moved its registers (spec -2.5..-3% at pages 61 and 100, same run) */
+    const int pg = gp && p1;
     extern __shared__ __align__(1024) uint8_t hd_smem_raw[];
     /* the combine grid (launched as a programmatic dependent) may start its launch now; it waits
        in griddepcontrol.wait for this whole grid to complete */
@@ -2800,10 +2848,10 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8, cons
     }
 #endif
     int has = 0;
-    if (p.sched) has = hd_plan_cta(p, sm, gbase);
+    if (p.sched) has = hd_plan_cta(p, sm, gbase, pg);
     else if (threadIdx.x < 32) { /* warp 0 */
         hd_job J0;
-        has = hd_find_job(p, blockIdx.x, blockIdx.y, &J0);
+        has = hd_find_job(p, blockIdx.x, blockIdx.y, &J0, pg);
         if (has && threadIdx.x == 0) sm->job = J0;
     }
     if (threadIdx.x < 32) { /* warp 0 (thread 0 has the answer) */
@@ -2854,7 +2902,7 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8, cons
             }
             if (tid < 32) { /* the next segment while the consumers finish this one */
                 __syncwarp();
-                if (hd_next_job(p, sm, J) && tid == 0) {
+                if (hd_next_job(p, sm, J, pg) && tid == 0) {
                     if (hd_q_ahead(p, sbase, sm_u32, J, sm->job_next)) sm->job_next.qpre = 1;
                     HD_CT(20, clock64());
                 }
@@ -2879,7 +2927,7 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8, cons
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(HD_CONSUMER_REGS));
         for (;;) {
             const hd_job J = sm->job;
-            if (p1) hd_consumer_p1(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid, ep, ones);
+            if (p1) hd_consumer_p1(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid, ep, ones, pg);
             else hd_consumer(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid, f8);
             const int os = hd_out_smem(p, J);
             if (!p.sched && !os) break;
@@ -3423,6 +3471,14 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
         hd_make_kv_gmaps(a, p.kv_gmap)) {
         p.gpage = p.tma = 1;
         p.box = 16;
+    }
+    /* page-aligned tiles (hd_pt_key0) where at least 7/8 of a tile's rows hold keys (pages 56..63,
+       113..127, ...), MLA_PRECISION_BF16_P, no causal mask; MLA_HD_PTILE=0 (A/B) keeps the runs of rows */
+    static int ptile_env = -1;
+    p.ptile = 0;
+    if (p.gpage && gpe == 1 && !p.causal && !dbg && a->precision == MLA_PRECISION_BF16_P && hd_env_on("MLA_HD_PTILE", &ptile_env)) {
+        const int c = (p.page_size + HD_KEYS - 1) / HD_KEYS;
+        if (8 * p.page_size >= 7 * c * HD_KEYS) p.ptile = c;
     }
     static int f8pf_env = -1; /* MLA_HD_F8_PF=0 (A/B): no L2 prefetch of FP8 tiles */
     p.f8_pf = hd_env_on("MLA_HD_F8_PF", &f8pf_env);
