@@ -168,7 +168,7 @@
          H100 same run (8K s_q=2): page 16 / 32 / 48 205 / 208.5 / 207 -> 231 / 236 / 233.5 TF (page 64:
          246), s_q=1 page 16 197 -> 226, b=4 page 16 390 -> 422 GB/s. Four lanes of one warp issuing
          them (their TMA serialized inside the warp) gained 1-2% at pages 16 and 48.
-     v30 page-aligned tiles in the bf16p general-page kernels (p.ptile, hd_pt_key0): for pages 56..63
+     v30 page-aligned tiles in the bf16p general-page kernels (p.ptile, hd_pt_tiles): for pages 56..63
          and 113..127 (not multiples of 16, at least 7/8 of a tile's rows keys, no causal mask) tile t
          holds one page's keys from row 64 (t % c), its rows past the page zeros (the 16-row boxes run
          out of the tensor's page dimension), loaded by the page-64 producer's copies (hd_tma_prep, pt);
@@ -554,20 +554,20 @@ MLA_DEV int64_t hd_slot_of(const hd_params &p, int b) {
     return (int64_t)hd_clamp(p.q_off[b], 0, p.T) * p.H / HD_ROWS + b;
 }
 
-/* Row block r of request b: 0 when the request has no such block; else J->b .. J->seq filled and
- * the visible key tiles returned in *ntiles (key_end = seq_len, or under causal the block's last
- * row's pos + 1: nondecreasing in r). */
 /* Page-aligned tiles (p.ptile = c >= 1, general-page kernels only): tile t holds the keys of page
  * t / c from page row 64 (t % c) on, at most 64 of them; its rows past the page are zeros (the TMA
  * box runs out of the tensor's page dimension). Pages just under a multiple of 64 (56..63, 113..127)
  * then run the page-64 producer's copies with a few idle rows instead of the runs of rows of the
  * general page (hd_producer_gtma). No causal mask (its key positions assume 64 keys a tile). */
-MLA_DEV int hd_pt_key0(const hd_params &p, int t) { return (t / p.ptile) * p.page_size + (t % p.ptile) * HD_KEYS; }
 MLA_DEV int hd_pt_tiles(const hd_params &p, int keys) {
     const int f = keys / p.page_size;
     return f * p.ptile + (keys - f * p.page_size + HD_KEYS - 1) / HD_KEYS;
 }
 
+/* Row block r of request b: 0 when the request has no such block; else J->b .. J->seq filled and
+ * the visible key tiles returned in *ntiles (key_end = seq_len, or under causal the block's last
+ * row's pos + 1: nondecreasing in r; gp: page-aligned
+ * tiles where p.ptile). */
 MLA_DEV int hd_block_job(const hd_params &p, int b, int r, hd_job *J, int *ntiles, const int gp = 0) {
     J->b = b;
     J->q_start = hd_clamp(p.q_off[b], 0, p.T);
@@ -970,10 +970,10 @@ typedef struct hd_tma_tile {
 MLA_DEV hd_tma_tile hd_tma_prep(const hd_params &p, const hd_job &J, hd_small *sm, uint32_t sbase, int m, int w,
                                 const int pt = 0) {
     const int box = p.box, t = J.t_begin + m;
-    /* pt (page-aligned tiles, hd_pt_key0): the tile's keys start at page row r0 of page t / ptile and
+    /* pt (page-aligned tiles, hd_pt_tiles): the tile's keys start at page row r0 of page t / ptile and
        run for vk rows at most; rows past the page land as zeros */
     const int r0 = pt ? (t % p.ptile) * HD_KEYS : 0, vk = pt ? min(HD_KEYS, p.page_size - r0) : HD_KEYS;
-    const int key0 = pt ? hd_pt_key0(p, t) : t * HD_KEYS;
+    const int key0 = pt ? (t / p.ptile) * p.page_size + r0 : t * HD_KEYS;
     const int nv = max(0, min(vk, J.seq - key0));
     const int kk = key0 + w * box; /* this issuer's sub-block: rows w*box .. of the tile */
     int32_t page = -1;
@@ -3472,7 +3472,7 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
         p.gpage = p.tma = 1;
         p.box = 16;
     }
-    /* page-aligned tiles (hd_pt_key0) where at least 7/8 of a tile's rows hold keys (pages 56..63,
+    /* page-aligned tiles (hd_pt_tiles) where at least 7/8 of a tile's rows hold keys (pages 56..63,
        113..127, ...), MLA_PRECISION_BF16_P, no causal mask; MLA_HD_PTILE=0 (A/B) keeps the runs of rows */
     static int ptile_env = -1;
     p.ptile = 0;

@@ -80,7 +80,7 @@ typedef struct hd_params {
     uint32_t hs_epoch;          /* unique per launch, never 0; 0: no scan, every CTA runs the exact program */
     uint32_t *hs_flag;          /* [B] in the workspace; needs no clearing (only hs_epoch means anything) */
     int32_t hs_scan_x;          /* the scan's CTAs per request */
-    int32_t ptile;              /* gpage, page-aligned tiles (hd_pt_key0): tiles a page (1 or 2), 0: 64 consecutive
+    int32_t ptile;              /* gpage, page-aligned tiles (hd_pt_tiles): tiles a page (1 or 2), 0: 64 consecutive
                                    keys a tile */
 } hd_params;
 
