@@ -88,6 +88,8 @@ typedef struct hcase {
     int sig_pad;             /* ra: sigma_stride_page = page + sig_pad (NaN in the padding); 0: stride 0 */
     int p1;                  /* MLA_PRECISION_BF16_P: out within TOL_BF16P_OUT, lse within SPEC 5 */
     int narrow;              /* 16 / 32: the raw-tile kernel of that many rows (decode_narrow.cu) must take it */
+    int fused;               /* 0 / 1: every run must (not) have combined its splits inside the decode grid
+                                (mla_cuda_decode_hopper_last_fused); -1 (mk): either */
 } hcase;
 
 /* MLA_PRECISION_BF16_P (one bf16 P term): per probability 2^-9 relative, out off by up to ~2^-9 of
@@ -109,6 +111,7 @@ static void case_name(const hcase *c, char *buf, size_t n) {
         k += snprintf(buf + k, n - (size_t)k, "%s%s", i ? "," : "", c->splits[i] ? "" : "auto");
     for (int i = 0; i < c->nsplits && k > 0 && (size_t)k < n; i++)
         if (c->splits[i]) k += snprintf(buf + k, n - (size_t)k, "%d ", c->splits[i]);
+    if (c->fused >= 0 && k > 0 && (size_t)k < n) k += snprintf(buf + k, n - (size_t)k, " fused=%d", c->fused);
     if ((c->fp8 || c->ra) && k > 0 && (size_t)k < n)
         snprintf(buf + k, n - (size_t)k, " scales=%s", c->scales == 0 ? "pow2" : (c->scales == 1 ? "any" : (c->scales == 2 ? "mixed" : (c->scales == 3 ? "per-key" : (c->scales == 4 ? "2^17" : "req0-2^-20")))));
 }
@@ -462,6 +465,9 @@ static void run_case(h_rng *r, const hcase *c) {
         mla_memcpy_to_backend(g_gpu, d_lse, lse_poison, sizeof(float) * lse_n);
         mla_status rc = mla_cuda_decode_hopper_ex(g_gpu, &a, ns);
         EXPECT_OK(g_gpu, rc);
+        if (c->fused >= 0)
+            EXPECT(mla_cuda_decode_hopper_last_fused() == c->fused, "splits=%d: combined inside the grid %d, expected %d", ns,
+                   mla_cuda_decode_hopper_last_fused(), c->fused);
         mla_status rs = mla_synchronize(g_gpu);
         EXPECT_OK(g_gpu, rs);
         if (d_ws) mla_free(g_gpu, d_ws);
@@ -647,6 +653,7 @@ static hcase mk(int H, int page, int causal, int B, const int *qlen, const int *
     c.scale = 0.1352338;
     c.nsplits = 1;
     c.splits[0] = 0;
+    c.fused = -1;
     return c;
 }
 
@@ -931,6 +938,55 @@ static void run_ra(h_rng *r) {
         c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
         run_case(r, &c);
     }
+}
+
+/* v31: the uniform split's combine inside the decode grid (hd_fused_combine; H % 64 == 0, the grid
+ * resident at once): each case with the fusion forced on (it must be taken) and off (the combine
+ * grid), both against the reference. Rows per split CTA: 64 / nsplit rounded up (one row: two thread
+ * groups over the splits; more splits than rows: CTAs with none); splits without tiles; a request
+ * without keys (lse +inf, zeros); q_len 0 between requests (dense slots); sinks; padded out / lse; no
+ * lse; bf16p and the default precision; FP8; page 61 (page-aligned tiles); a grid too large to fuse. */
+static void run_fused(h_rng *r) {
+    for (int on = 1; on >= 0; on--) {
+        mla_cuda_decode_hopper_force_fuse(on);
+        { /* one row block, 128 splits of 65 tiles: splits 0..63 one row each, 65.. no tiles */
+            const int q[1] = {1}, s[1] = {4097};
+            hcase c = mk(64, 64, 0, 1, q, s);
+            c.p1 = 1; c.fused = on;
+            c.splits[0] = 128;
+            run_case(r, &c);
+        }
+        { /* ragged: 4 + 0 + 2 row blocks, the last request without keys; sinks, padding */
+            const int q[3] = {2, 0, 1}, s[3] = {1000, 5, 0};
+            hcase c = mk(128, 64, 1, 3, q, s);
+            c.sink_mode = 1; c.pad_out = 6; c.pad_lse = 3; c.fused = on;
+            c.splits[0] = 5;
+            run_case(r, &c);
+            c.p1 = 1; c.splits[0] = 0; /* automatic: as many splits as fit */
+            run_case(r, &c);
+            c.p1 = 0; c.no_lse = 1; c.sink_mode = 2; c.splits[0] = 3;
+            if (!g_quick) run_case(r, &c);
+        }
+        { /* FP8, default precision; page 61 under bf16p (page-aligned tiles), non-causal */
+            const int q[2] = {1, 1}, s[2] = {700, 1300};
+            hcase c = mk(128, 64, 0, 2, q, s);
+            c.fp8 = 1; c.fused = on;
+            c.splits[0] = 9;
+            run_case(r, &c);
+            c.fp8 = 0; c.p1 = 1; c.page = 61; c.H = 64; c.splits[0] = 17;
+            run_case(r, &c);
+        }
+    }
+    { /* too large a grid for one wave (40 requests x 4 row blocks x 4 splits): the combine grid */
+        int q[40], s[40];
+        for (int b = 0; b < 40; b++) { q[b] = 2; s[b] = 130 + 7 * b; }
+        mla_cuda_decode_hopper_force_fuse(1);
+        hcase c = mk(128, 64, 1, 40, q, s);
+        c.p1 = 1; c.fused = 0;
+        c.splits[0] = 4;
+        if (!g_quick) run_case(r, &c);
+    }
+    mla_cuda_decode_hopper_force_fuse(-1);
 }
 
 static void run_all(h_rng *r) {
@@ -1424,6 +1480,7 @@ int main(void) {
     const int bench = be ? atoi(be) : 0;
     if (bench != 2) { /* MLA_BENCH_HOPPER=2: timing only */
         run_all(&r);
+        run_fused(&r);
         run_fp8(&r);
         run_narrow(&r);
         run_wide(&r, 32);

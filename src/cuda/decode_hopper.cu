@@ -177,6 +177,14 @@
          s_q=1 511 -> 532.5, varlen 541 -> 581, b=4 32K 1450 -> 1539 GB/s, page 120 559 -> 582.5;
          h16 and the other pages unchanged. Compiled into the default program's kernel the same code
          cost it 2.5-3% (registers), so that one keeps the runs of rows.
+     v31 the uniform split's combine inside the decode grid (hd_fused_combine, p.fuse): the grid launched
+         cooperatively with dense row-block slots; each split CTA flags its partial with the launch's
+         epoch, waits for its block's splits and combines 64 / nsplit of its rows from L2. The combine
+         grid costs b=4 h=128 32K 10.5 us of ~96 (left out: 1574 -> 1766 GB/s), b=1 16 us of 57. Inside:
+         a shared count (CAS) serialized its 64 CTAs (b=1 668 -> 526 GB/s), one flag a split did not;
+         a rolled split loop kept one load in flight; with 16 in flight the code still costs ~6 us cold.
+         Same run: b=1 666 -> 706 GB/s (kept there: 64 splits and more), b=4 1578 -> 1563, b=8 1954 ->
+         1931, b=16 8K 1572 -> 1528.
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
@@ -254,6 +262,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda.h> /* CUtensorMap (the driver entry point is fetched through the runtime) */
 
@@ -551,7 +560,8 @@ MLA_DEV void hd_wgmma_n256t(float d[128], uint64_t da, uint64_t db) {
 
 MLA_DEV int hd_clamp(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
 MLA_DEV int64_t hd_slot_of(const hd_params &p, int b) {
-    return (int64_t)hd_clamp(p.q_off[b], 0, p.T) * p.H / HD_ROWS + b;
+    /* p.fuse (H % 64 == 0): a request's rows are whole blocks, so its slots need no spare one */
+    return (int64_t)hd_clamp(p.q_off[b], 0, p.T) * p.H / HD_ROWS + (p.fuse ? 0 : b);
 }
 
 /* Page-aligned tiles (p.ptile = c >= 1, general-page kernels only): tile t holds the keys of page
@@ -2794,6 +2804,134 @@ MLA_DEV void hd_start_early(const hd_params &p, hd_small *sm, uint32_t sbase, ui
     J.qpre = 2;
 }
 
+/* A combined row's scale and lse: partial weights 2^(lse2_s - M) summing to W; f = 1 / W times the
+ * sink factor; lse in natural-log units (+inf, f = 0 for a row without keys). */
+MLA_DEV float hd_combine_factor(const hd_params &p, float M, float W, int h, float *lse) {
+    *lse = INFINITY;
+    if (!(W > 0.f)) return 0.f;
+    *lse = (M + log2f(W)) * 0.69314718055994531f;
+    float f = 1.f / W;
+    if (p.sink) f *= 1.f / (1.f + expf(p.sink[h] - *lse));
+    return f;
+}
+
+/* v31: the split-KV combine inside the decode grid (p.fuse). A separate combine grid cost b=4 h=128
+ * s_q=1 32K 10.5 us of ~96 (H100, the decode with the combine launch left out: 1574 -> 1766 GB/s),
+ * b=1 16 us of 57: its launch waits for the whole decode grid, then each row waits on its lse, then
+ * its partials. Here the consumers of every split CTA of a row block, once their partials are
+ * written (hd_finish), set their flag ws_cnt[slot][split] to the launch's epoch (no clearing between
+ * launches: only this launch's epoch counts), wait until all nsplit flags hold it, and combine rows [y rp, (y + 1) rp) of the block, rp =
+ * ceil(64 / nsplit), straight from L2. Waiting on other CTAs is safe only because the host launches
+ * this grid cooperatively (all CTAs resident, or the launch fails and it falls back to the combine
+ * grid). 256 consumer threads (ct); stage 0 is free (every tile consumed) and holds the weights.
+ * Not inlined: its code kept out of the consumers' register allocation. Measured (H100, session 27):
+ * the wait alone costs ~1 us at b=4, but the combine's own code, even with every global load taken
+ * out, ~6 us (1736 -> 1614 GB/s): so it wins only where the combine grid is slowest (64 splits, b=1
+ * +6%), hd_fuse_ok. Running the code once early to have it fetched cost more than it saved. */
+__device__ __noinline__ void hd_fused_combine(const hd_params &p, const hd_job &J, uint8_t *gbase, int ct) {
+    const int ns = p.nsplit, H = p.H;
+    const int64_t TH = (int64_t)p.T * H;
+    unsigned long long *const fl = p.ws_cnt + (int64_t)J.slot * ns; /* the block's flags, one a split */
+    const unsigned long long ep = (unsigned long long)p.epoch;
+    __threadfence(); /* this thread's partial stores before the flag */
+    HD_BAR(1, 256);
+    if (ct == 0) asm volatile("st.release.gpu.global.u64 [%0], %1;\n" ::"l"(fl + J.split), "l"(ep) : "memory");
+    if (ct < 32) /* a warp polls every split's flag (a shared count took ~0.5 us a CTA: its CAS serialized) */
+        for (;;) {
+            int ok = 1;
+            for (int s = ct; s < ns; s += 32) {
+                unsigned long long v;
+                asm volatile("ld.acquire.gpu.global.u64 %0, [%1];\n" : "=l"(v) : "l"(fl + s) : "memory");
+                ok &= v == ep;
+            }
+            if (__all_sync(0xffffffffu, ok)) break;
+            __nanosleep(64);
+        }
+    HD_BAR(1, 256);
+    const int nr = min(HD_ROWS, J.nrows - J.row0), rp = (nr + ns - 1) / ns;
+    const int i0 = J.split * rp, nm = min(nr, i0 + rp) - i0; /* this CTA's rows of the block */
+    if (nm <= 0) return;
+    float *const wt = (float *)(gbase + HD_SK0);            /* [nm][ns] lse2, then weights */
+    float *const fr = wt + nm * ns;                          /* [nm] 1 / W (times the sink factor) */
+    float4 *const red = (float4 *)(gbase + HD_SK1);          /* [128] the second split group's sums (nm == 1) */
+    for (int k = ct; k < nm * ns; k += 256) {
+        const int i = k / ns, s = k - i * ns, R = J.row0 + i0 + i;
+        const int64_t row = (int64_t)(J.q_start + R / H) * H + R % H;
+        wt[k] = __ldcg(p.ws_lse + s * TH + row);
+    }
+    HD_BAR(1, 256);
+    const int warp = ct >> 5, lane = ct & 31;
+    for (int i = warp; i < nm; i += 8) { /* a warp a row: max, weights, their sum */
+        float M = -INFINITY;
+        for (int s = lane; s < ns; s += 32) M = fmaxf(M, wt[i * ns + s]);
+#pragma unroll
+        for (int d = 16; d >= 1; d >>= 1) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, d));
+        float W = 0.f;
+        for (int s = lane; s < ns; s += 32) {
+            const float l = wt[i * ns + s];
+            const float w = (M == -INFINITY || l == -INFINITY) ? 0.f : exp2f(l - M);
+            wt[i * ns + s] = w;
+            W += w;
+        }
+#pragma unroll
+        for (int d = 16; d >= 1; d >>= 1) W += __shfl_xor_sync(0xffffffffu, W, d);
+        const int R = J.row0 + i0 + i, t = J.q_start + R / H, h = R % H;
+        float lse;
+        const float f = hd_combine_factor(p, M, W, h, &lse);
+        if (lane == 0) {
+            fr[i] = f;
+            if (p.lse) p.lse[(int64_t)t * p.lse_st + h] = lse;
+        }
+    }
+    HD_BAR(1, 256);
+    /* thread ct: float4 column c4 of row i; one row: two groups of threads take alternate splits */
+    const int G = nm == 1 ? 2 : 1, g = nm == 1 ? ct >> 7 : 0;
+    for (int k = (nm == 1 ? ct & 127 : ct); k < nm * 128; k += 256 / G) {
+        const int i = k >> 7, c4 = k & 127, R = J.row0 + i0 + i;
+        const int t = J.q_start + R / H, h = R % H;
+        const float *src = p.ws_o + ((int64_t)t * H + h) * HD_DV + 4 * c4;
+        float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+        /* 16 loads in flight a thread (a rolled loop over the splits kept one: each load waited for
+           the last one's sums, b=1 ~11 us) */
+        for (int s0 = g; s0 < ns; s0 += 16 * G) {
+            float4 v[16];
+            float w[16];
+#pragma unroll
+            for (int u = 0; u < 16; u++) {
+                const int s = s0 + u * G;
+                w[u] = 0.f;
+                v[u] = make_float4(0.f, 0.f, 0.f, 0.f);
+                if (s < ns) {
+                    w[u] = wt[i * ns + s];
+                    v[u] = __ldcg((const float4 *)(src + (int64_t)s * TH * HD_DV));
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < 16; u++)
+                if (w[u] != 0.f) { /* an empty split's partial is never added (0 * NaN) */
+                    acc.x += w[u] * v[u].x;
+                    acc.y += w[u] * v[u].y;
+                    acc.z += w[u] * v[u].z;
+                    acc.w += w[u] * v[u].w;
+                }
+        }
+        if (G == 2) {
+            if (g == 1) red[c4] = acc;
+            HD_BAR(1, 256);
+            if (g == 1) break;
+            const float4 o = red[c4];
+            acc.x += o.x;
+            acc.y += o.y;
+            acc.z += o.z;
+            acc.w += o.w;
+        }
+        const float f = fr[i];
+        uint16_t *orow = p.out + (int64_t)t * p.o_st + (int64_t)h * p.o_sh + 4 * c4;
+        *(uint32_t *)orow = pack_bf16x2(acc.x * f, acc.y * f);
+        *(uint32_t *)(orow + 2) = pack_bf16x2(acc.z * f, acc.w * f);
+    }
+}
+
 #ifdef HD_TRACE
 /* per-CTA timeline: a segment starts (entry, SM, globaltimer) */
 #define HD_SEG_MARK(J)                                                                            \
@@ -2935,6 +3073,7 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8, cons
             if (!p.sched) break;
             if (!__syncthreads_or(0)) break;
         }
+        if (p.fuse) hd_fused_combine(p, sm->job, gbase, threadIdx.x - 128);
     }
 }
 
@@ -2962,17 +3101,6 @@ __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_bf16p_g(con
 }
 __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_bf16p_ep_g(const __grid_constant__ hd_params p) {
     hd_decode_body(p, 1, 0, 1, 1);
-}
-
-/* A combined row's scale and lse: partial weights 2^(lse2_s - M) summing to W; f = 1 / W times the
- * sink factor; lse in natural-log units (+inf, f = 0 for a row without keys). */
-MLA_DEV float hd_combine_factor(const hd_params &p, float M, float W, int h, float *lse) {
-    *lse = INFINITY;
-    if (!(W > 0.f)) return 0.f;
-    *lse = (M + log2f(W)) * 0.69314718055994531f;
-    float f = 1.f / W;
-    if (p.sink) f *= 1.f / (1.f + expf(p.sink[h] - *lse));
-    return f;
 }
 
 /* Split-KV combine: one CTA of 128 threads per (t, h) row, thread i covers columns 4i..4i+3.
@@ -3333,10 +3461,13 @@ static size_t hd_sched_ws_bytes(const mla_ctx *ctx, const mla_decode_args *a) {
            hd_align(n * HD_ROWS * 4);
 }
 
+/* the uniform split's scratch: partials [nsplit][T H][512] f32, lse2 [nsplit][T H], then (hd_fused_combine)
+   a flag per row-block slot and split */
 static size_t hd_ws_bytes(const mla_decode_args *a, int nsplit) {
     if (nsplit <= 1 || a->num_tokens <= 0) return 0;
     const size_t rows = (size_t)a->num_tokens * (size_t)a->num_heads * (size_t)nsplit;
-    return 256 + hd_align(rows * HD_DV * sizeof(float)) + hd_align(rows * sizeof(float));
+    const size_t slots = (size_t)a->num_tokens * (size_t)a->num_heads / HD_ROWS + (size_t)a->batch.num_requests;
+    return 256 + hd_align(rows * HD_DV * sizeof(float)) + hd_align(rows * sizeof(float)) + hd_align(slots * (size_t)nsplit * 8);
 }
 
 /* The 64-row raw-tile kernel's one-chain program needs its scan (hn_scale_scan_kernel: ~32 bytes a
@@ -3403,10 +3534,43 @@ extern "C" int mla_cuda_decode_hopper_supported(const mla_ctx *ctx, const mla_de
     return 1;
 }
 
+/* A launch's epoch (the published plan, hd_fused_combine's counts): unique in this process and, by
+   its start from the clock, unlikely to meet a count left in a reused workspace by another one. */
+static int64_t hd_next_epoch(void) {
+    static unsigned long long epoch = 0;
+    if (epoch == 0) __sync_val_compare_and_swap(&epoch, 0ull, ((unsigned long long)time(NULL) & 0xffffffffull) << 20);
+    return (int64_t)__sync_add_and_fetch(&epoch, 1ull);
+}
+
+/* hd_fused_combine where it can run: the uniform split (no balanced schedule, nsplit > 1) of the
+   64-row kernels, H % 64 == 0 (dense slots), the whole grid resident at once (one CTA an SM); by
+   default only from HD_FUSE_MIN_SPLITS splits, where it measured faster than the combine grid (H100
+   same run, bf16p h=128 s_q=1 32K: b=1, 64 splits, 666 -> 706 GB/s; b=4, 16 splits, 1578 -> 1563;
+   b=8 1954 -> 1931; b=16 8K 1572 -> 1528; b=2 s_q=2, 33 splits, 870 -> 858; bench/results.md,
+   session 27). MLA_HD_FUSE=1 / 0 (A/B) or the test hook: wherever it can / never. */
+#define HD_FUSE_MIN_SPLITS 64
+static int hd_fuse_force = -1, hd_fused_last = 0;
+extern "C" void mla_cuda_decode_hopper_force_fuse(int mode) { hd_fuse_force = mode; }
+extern "C" int mla_cuda_decode_hopper_last_fused(void) { return hd_fused_last; }
+static int hd_fuse_ok(const mla_ctx *ctx, const hd_params *p, int nsplit, void (*kern)(const hd_params)) {
+    static int env = -1;
+    const int mode = hd_fuse_force >= 0 ? hd_fuse_force : hd_env_int_or("MLA_HD_FUSE", &env, 2);
+    if (mode == 0 || (mode == 2 && nsplit < HD_FUSE_MIN_SPLITS)) return 0;
+    if (p->sched || nsplit <= 1 || p->H % HD_ROWS != 0 || !p->ws_cnt) return 0;
+    int nb = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, kern, HD_THREADS, HD_SMEM_BYTES) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    const int64_t sms = ctx && ctx->sm_count > 0 ? ctx->sm_count : 0;
+    return (int64_t)p->T * p->H / HD_ROWS * nsplit <= (int64_t)nb * sms;
+}
+
 static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits, float *dbg) {
     char why[160];
     if (!mla_cuda_decode_hopper_supported(ctx, a, why, sizeof why))
         return mla_core_fail(ctx, MLA_ERR_UNSUPPORTED, "decode (hopper kernel): %s", why);
+    hd_fused_last = 0;
     if (a->num_tokens <= 0) return MLA_OK;
     if (num_splits < 0 || num_splits > MLA_HD_MAX_SPLITS)
         return mla_core_fail(ctx, MLA_ERR_INVALID_ARG, "decode (hopper kernel): num_splits %d", num_splits);
@@ -3508,6 +3672,7 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
         uint8_t *w = (uint8_t *)(((uintptr_t)a->workspace + 255) & ~(uintptr_t)255);
         p.ws_o = (float *)w;
         p.ws_lse = (float *)(w + hd_align(rows * HD_DV * sizeof(float)));
+        p.ws_cnt = (unsigned long long *)(w + hd_align(rows * HD_DV * sizeof(float)) + hd_align(rows * sizeof(float)));
     }
     if (need_f) { /* s1's scan: a fresh nonzero epoch a launch; the flags need no clearing */
         static uint32_t hs_epoch = 0;
@@ -3520,9 +3685,8 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
         p.hs_scan_x = (4 * sms + p.B - 1) / p.B; /* about four scan CTAs an SM */
     }
     if (sched) {
-        static unsigned long long epoch = 0;
         p.sched = 1;
-        p.epoch = (int64_t)__sync_add_and_fetch(&epoch, 1ull);
+        p.epoch = hd_next_epoch();
         hd_sched_shape(ctx, a, &p.L, &p.P);
         p.c0 = hd_sched_c0();
         static int persist_env = -1; /* MLA_HD_PERSIST=0 (A/B): one CTA per row block in mode 0, no Q ahead */
@@ -3569,11 +3733,31 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     } else {
         MLA_CUDA_TRY(ctx, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, HD_SMEM_BYTES),
                      "decode (hopper): shared memory attribute");
-        kern<<<grid, HD_THREADS, HD_SMEM_BYTES, stream>>>(p);
+        if (!dbg && hd_fuse_ok(ctx, &p, nsplit, kern)) { /* v31: the combine inside, the grid cooperative */
+            p.fuse = 1;
+            p.epoch = hd_next_epoch();
+            cudaLaunchAttribute attr;
+            attr.id = cudaLaunchAttributeCooperative;
+            attr.val.cooperative = 1;
+            cudaLaunchConfig_t cfg;
+            memset(&cfg, 0, sizeof cfg);
+            cfg.gridDim = dim3((unsigned)((int64_t)p.T * p.H / HD_ROWS), (unsigned)nsplit, 1u);
+            cfg.blockDim = dim3(HD_THREADS, 1u, 1u);
+            cfg.dynamicSmemBytes = HD_SMEM_BYTES;
+            cfg.stream = stream;
+            cfg.attrs = &attr;
+            cfg.numAttrs = 1;
+            if (cudaLaunchKernelEx(&cfg, kern, p) != cudaSuccess) { /* not resident after all: the combine grid */
+                (void)cudaGetLastError();
+                p.fuse = 0;
+            }
+        }
+        if (!p.fuse) kern<<<grid, HD_THREADS, HD_SMEM_BYTES, stream>>>(p);
+        hd_fused_last = p.fuse;
         MLA_CUDA_LAUNCHED(ctx, "decode (hopper) kernel");
     }
     if (timing) cudaEventRecord(ev[1], stream);
-    const int64_t rows_u = nsplit > 1 ? (int64_t)p.T * p.H : 0, rows_s = sched ? (int64_t)(p.P - 1) * p.L * HD_ROWS / 4 : 0;
+    const int64_t rows_u = nsplit > 1 && !p.fuse ? (int64_t)p.T * p.H : 0, rows_s = sched ? (int64_t)(p.P - 1) * p.L * HD_ROWS / 4 : 0;
     if (rows_u || rows_s) { /* the combine, as a programmatic dependent of the decode grid */
         cudaLaunchAttribute attr;
         const cudaLaunchConfig_t cfg = hd_pdl_config(dim3((unsigned)(rows_u > rows_s ? rows_u : rows_s), 1u, 1u), dim3(128u, 1u, 1u), 0, stream, &attr);

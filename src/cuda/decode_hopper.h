@@ -40,6 +40,12 @@ void mla_cuda_decode_hopper_force_rows(int mode);
 /* Overrides MLA_HS_ONE for the calls that follow: the 64-row raw-tile kernel's one-chain program (with
  * its scan of the scales) 0 never, 1 where the launch is long enough, 2 always; -1: back to the variable. */
 void mla_cuda_decode_hopper_force_one(int mode);
+/* Overrides MLA_HD_FUSE for the calls that follow: the uniform split's combine inside the decode grid
+ * (cooperative launch, H % 64 == 0) 0 never, 1 wherever the grid fits, 2 (the default) where it also
+ * has at least 64 splits; -1: back to the variable. */
+void mla_cuda_decode_hopper_force_fuse(int mode);
+/* 1 when the last call on this thread's host side ran hd_fused_combine (for the tests). */
+int mla_cuda_decode_hopper_last_fused(void);
 /* Stage test: runs one CTA (request 0, row block 0, first key tile only) and writes to the
  * device buffer dbg (f32, 64*64 + 64*512 values):
  *   dbg[r*64 + j]          = raw S = q_r . k_j over 576 dims (tensor cores, before scale/mask);

@@ -82,6 +82,10 @@ typedef struct hd_params {
     int32_t hs_scan_x;          /* the scan's CTAs per request */
     int32_t ptile;              /* gpage, page-aligned tiles (hd_pt_tiles): tiles a page (1 or 2), 0: 64 consecutive
                                    keys a tile */
+    /* the split-KV combine inside the decode grid (hd_fused_combine; uniform split, H % 64 == 0, the grid
+       launched cooperatively: every CTA resident at once) */
+    int32_t fuse;               /* 1: on; the row-block slots are then dense (hd_slot_of without + b) */
+    unsigned long long *ws_cnt; /* [row-block slots][nsplit]: the epoch of the launch whose split wrote its partial */
 } hd_params;
 
 /* named barrier (ids: 0 __syncthreads, 1 both consumers, 3-4 the producer pairs, 5-6 one consumer) */
