@@ -2804,6 +2804,10 @@ MLA_DEV void hd_start_early(const hd_params &p, hd_small *sm, uint32_t sbase, ui
     J.qpre = 2;
 }
 
+/* A split's weight in a combined row: 2^(lse2_s - M), M the row's largest lse2; 0 for an empty split
+ * (lse2 = -inf) or a row without keys (M = -inf). */
+MLA_DEV float hd_split_weight(float l, float M) { return (M == -INFINITY || l == -INFINITY) ? 0.f : exp2f(l - M); }
+
 /* A combined row's scale and lse: partial weights 2^(lse2_s - M) summing to W; f = 1 / W times the
  * sink factor; lse in natural-log units (+inf, f = 0 for a row without keys). */
 MLA_DEV float hd_combine_factor(const hd_params &p, float M, float W, int h, float *lse) {
@@ -2819,7 +2823,7 @@ MLA_DEV float hd_combine_factor(const hd_params &p, float M, float W, int h, flo
  * s_q=1 32K 10.5 us of ~96 (H100, the decode with the combine launch left out: 1574 -> 1766 GB/s),
  * b=1 16 us of 57: its launch waits for the whole decode grid, then each row waits on its lse, then
  * its partials. Here the consumers of every split CTA of a row block, once their partials are
- * written (hd_finish), set their flag ws_cnt[slot][split] to the launch's epoch (no clearing between
+ * written (hd_finish), set their flag ws_flag[slot][split] to the launch's epoch (no clearing between
  * launches: only this launch's epoch counts), wait until all nsplit flags hold it, and combine rows [y rp, (y + 1) rp) of the block, rp =
  * ceil(64 / nsplit), straight from L2. Waiting on other CTAs is safe only because the host launches
  * this grid cooperatively (all CTAs resident, or the launch fails and it falls back to the combine
@@ -2831,7 +2835,7 @@ MLA_DEV float hd_combine_factor(const hd_params &p, float M, float W, int h, flo
 __device__ __noinline__ void hd_fused_combine(const hd_params &p, const hd_job &J, uint8_t *gbase, int ct) {
     const int ns = p.nsplit, H = p.H;
     const int64_t TH = (int64_t)p.T * H;
-    unsigned long long *const fl = p.ws_cnt + (int64_t)J.slot * ns; /* the block's flags, one a split */
+    unsigned long long *const fl = p.ws_flag + (int64_t)J.slot * ns; /* the block's flags, one a split */
     const unsigned long long ep = (unsigned long long)p.epoch;
     __threadfence(); /* this thread's partial stores before the flag */
     HD_BAR(1, 256);
@@ -2869,7 +2873,7 @@ __device__ __noinline__ void hd_fused_combine(const hd_params &p, const hd_job &
         float W = 0.f;
         for (int s = lane; s < ns; s += 32) {
             const float l = wt[i * ns + s];
-            const float w = (M == -INFINITY || l == -INFINITY) ? 0.f : exp2f(l - M);
+            const float w = hd_split_weight(l, M);
             wt[i * ns + s] = w;
             W += w;
         }
@@ -3124,7 +3128,7 @@ MLA_DEV void hd_combine_row_v2(const hd_params &p, int64_t row) {
     if (lane == 0) red[tid >> 5] = M;
     __syncthreads();
     M = fmaxf(fmaxf(red[0], red[1]), fmaxf(red[2], red[3]));
-    const float w = (M == -INFINITY || ls == -INFINITY) ? 0.f : exp2f(ls - M);
+    const float w = hd_split_weight(ls, M);
     if (tid < ns) wsh[tid] = w;
     float W = w;
 #pragma unroll
@@ -3200,7 +3204,7 @@ MLA_DEV void hd_combine_rows_sched(const hd_params &p) {
     float wsum = 0.f;
 #pragma unroll
     for (int i = 0; i < HD_SCHED_MAX_P / 32; i++) {
-        lsr[i] = (M == -INFINITY || lsr[i] == -INFINITY) ? 0.f : exp2f(lsr[i] - M);
+        lsr[i] = hd_split_weight(lsr[i], M);
         wsum += lsr[i];
     }
 #pragma unroll
@@ -3534,8 +3538,8 @@ extern "C" int mla_cuda_decode_hopper_supported(const mla_ctx *ctx, const mla_de
     return 1;
 }
 
-/* A launch's epoch (the published plan, hd_fused_combine's counts): unique in this process and, by
-   its start from the clock, unlikely to meet a count left in a reused workspace by another one. */
+/* A launch's epoch (the published plan, hd_fused_combine's flags): unique in this process and, by
+   its start from the clock, unlikely to meet a flag left in a reused workspace by another one. */
 static int64_t hd_next_epoch(void) {
     static unsigned long long epoch = 0;
     if (epoch == 0) __sync_val_compare_and_swap(&epoch, 0ull, ((unsigned long long)time(NULL) & 0xffffffffull) << 20);
@@ -3556,7 +3560,7 @@ static int hd_fuse_ok(const mla_ctx *ctx, const hd_params *p, int nsplit, void (
     static int env = -1;
     const int mode = hd_fuse_force >= 0 ? hd_fuse_force : hd_env_int_or("MLA_HD_FUSE", &env, 2);
     if (mode == 0 || (mode == 2 && nsplit < HD_FUSE_MIN_SPLITS)) return 0;
-    if (p->sched || nsplit <= 1 || p->H % HD_ROWS != 0 || !p->ws_cnt) return 0;
+    if (p->sched || nsplit <= 1 || p->H % HD_ROWS != 0 || !p->ws_flag) return 0;
     int nb = 0;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, kern, HD_THREADS, HD_SMEM_BYTES) != cudaSuccess) {
         (void)cudaGetLastError();
@@ -3672,7 +3676,7 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
         uint8_t *w = (uint8_t *)(((uintptr_t)a->workspace + 255) & ~(uintptr_t)255);
         p.ws_o = (float *)w;
         p.ws_lse = (float *)(w + hd_align(rows * HD_DV * sizeof(float)));
-        p.ws_cnt = (unsigned long long *)(w + hd_align(rows * HD_DV * sizeof(float)) + hd_align(rows * sizeof(float)));
+        p.ws_flag = (unsigned long long *)(w + hd_align(rows * HD_DV * sizeof(float)) + hd_align(rows * sizeof(float)));
     }
     if (need_f) { /* s1's scan: a fresh nonzero epoch a launch; the flags need no clearing */
         static uint32_t hs_epoch = 0;

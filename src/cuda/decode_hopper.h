@@ -44,7 +44,7 @@ void mla_cuda_decode_hopper_force_one(int mode);
  * (cooperative launch, H % 64 == 0) 0 never, 1 wherever the grid fits, 2 (the default) where it also
  * has at least 64 splits; -1: back to the variable. */
 void mla_cuda_decode_hopper_force_fuse(int mode);
-/* 1 when the last call on this thread's host side ran hd_fused_combine (for the tests). */
+/* 1 when the last call (in this process) ran hd_fused_combine (for the tests). */
 int mla_cuda_decode_hopper_last_fused(void);
 /* Stage test: runs one CTA (request 0, row block 0, first key tile only) and writes to the
  * device buffer dbg (f32, 64*64 + 64*512 values):

@@ -85,7 +85,7 @@ typedef struct hd_params {
     /* the split-KV combine inside the decode grid (hd_fused_combine; uniform split, H % 64 == 0, the grid
        launched cooperatively: every CTA resident at once) */
     int32_t fuse;               /* 1: on; the row-block slots are then dense (hd_slot_of without + b) */
-    unsigned long long *ws_cnt; /* [row-block slots][nsplit]: the epoch of the launch whose split wrote its partial */
+    unsigned long long *ws_flag; /* [row-block slots][nsplit]: the epoch of the launch whose split wrote its partial */
 } hd_params;
 
 /* named barrier (ids: 0 __syncthreads, 1 both consumers, 3-4 the producer pairs, 5-6 one consumer) */
