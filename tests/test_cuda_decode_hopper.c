@@ -16,7 +16,8 @@
  *     path), with scales that are not powers of two everywhere (its exact program) or only in two
  *     tiles of each request (the CTAs holding them take the exact program, the others not), pages
  *     64, 128, 16, 32 (TMA) and 1, 61, 100 (cp.async), NaN bytes (e4m3 NaN, NaN scales, NaN rope) in
- *     every unused slot and page.
+ *     every unused slot and page; group tiles (run_f8g: 16-row TMA boxes at pages 61, 100, 120-style
+ *     rules, 23, 13, 1, forced and by the default rule, with the path taken checked).
  *   - the raw-tile FP8 kernels (decode_narrow.cu), each forced on its own suite: 16 rows (run_narrow),
  *     32 and 64 rows under MLA_PRECISION_BF16_P (run_wide): pages 1, 7, 16, 32, 61, 64, 128,
  *     partial row blocks, scales not powers of two and over many binades, an out-of-range page;
@@ -90,6 +91,8 @@ typedef struct hcase {
     int narrow;              /* 16 / 32: the raw-tile kernel of that many rows (decode_narrow.cu) must take it */
     int fused;               /* 0 / 1: every run must (not) have combined its splits inside the decode grid
                                 (mla_cuda_decode_hopper_last_fused); -1 (mk): either */
+    int f8g;                 /* >= 0: every run must have had that many groups a page on the FP8 kernel's group
+                                tiles (mla_cuda_decode_hopper_last_f8g; 0: not on them); -1 (mk): either */
 } hcase;
 
 /* MLA_PRECISION_BF16_P (one bf16 P term): per probability 2^-9 relative, out off by up to ~2^-9 of
@@ -468,6 +471,9 @@ static void run_case(h_rng *r, const hcase *c) {
         if (c->fused >= 0)
             EXPECT(mla_cuda_decode_hopper_last_fused() == c->fused, "splits=%d: combined inside the grid %d, expected %d", ns,
                    mla_cuda_decode_hopper_last_fused(), c->fused);
+        if (c->f8g >= 0)
+            EXPECT(mla_cuda_decode_hopper_last_f8g() == c->f8g, "splits=%d: group tiles of %d groups a page, expected %d", ns,
+                   mla_cuda_decode_hopper_last_f8g(), c->f8g);
         mla_status rs = mla_synchronize(g_gpu);
         EXPECT_OK(g_gpu, rs);
         if (d_ws) mla_free(g_gpu, d_ws);
@@ -654,6 +660,7 @@ static hcase mk(int H, int page, int causal, int B, const int *qlen, const int *
     c.nsplits = 1;
     c.splits[0] = 0;
     c.fused = -1;
+    c.f8g = -1;
     return c;
 }
 
@@ -987,6 +994,68 @@ static void run_fused(h_rng *r) {
         if (!g_quick) run_case(r, &c);
     }
     mla_cuda_decode_hopper_force_fuse(-1);
+}
+
+/* v32: the FP8 kernel's group tiles (p.f8g: 16-row TMA boxes at pages that are not multiples of 16,
+ * the rows past a page zero-filled; no causal mask). Forced on every such page (MLA_HD_F8G=2) for
+ * pages 61, 100, 23, 13, 1: requests ending inside a page, on a page's last key and one page long,
+ * a group of one row; automatic and forced splits (the fused combine from 64 splits), the exact
+ * program (scales not powers of two, everywhere or in two tiles), an out-of-range page with a padded
+ * page stride, sinks, q_len 0, the rope-aware format, the balanced schedule over unequal requests;
+ * a causal call keeps cp.async; then the default rule (page 61 and 100 on them, 17 not). */
+static void run_f8g(h_rng *r) {
+    mla_cuda_decode_hopper_force_rows(0); /* FP8 at 16 rows a request: the 64-row kernels, not decode_narrow.cu */
+    mla_cuda_decode_hopper_force_f8g(2);
+    {
+        const int q[4] = {2, 1, 0, 1}, s[4] = {1000, 130, 61 * 5, 61};
+        hcase c = mk(128, 61, 0, 4, q, s);
+        c.fp8 = 1; c.sink_mode = 1; c.f8g = 4;
+        c.nsplits = 3; c.splits[0] = 0; c.splits[1] = 1; c.splits[2] = 7;
+        c.twice = 1;
+        run_case(r, &c);
+        c.twice = 0; c.nsplits = 2;
+        c.page = 100; c.f8g = 7; c.H = 16; c.scales = 1;
+        run_case(r, &c);
+        c.page = 23; c.f8g = 2; c.H = 64; c.scales = 2; c.x_tile = 3;
+        run_case(r, &c);
+        c.page = 13; c.f8g = 1; c.H = 128; c.scales = 0; c.bad_page = 1; c.page_pad = 48;
+        if (!g_quick) run_case(r, &c);
+        c.page = 1; c.f8g = 1; c.H = 16; c.bad_page = 0; c.page_pad = 0; c.sink_mode = 2;
+        if (!g_quick) run_case(r, &c);
+        c.page = 61; c.causal = 1; c.f8g = 0; c.H = 128; /* causal: cp.async */
+        if (!g_quick) run_case(r, &c);
+    }
+    { /* one long request: 128 splits of 65 tiles combined inside the grid (H 64); FP8 rope-aware */
+        const int q[1] = {1}, s[1] = {61 * 70 + 17};
+        hcase c = mk(64, 61, 0, 1, q, s);
+        c.fp8 = 1; c.f8g = 4;
+        c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 128;
+        mla_cuda_decode_hopper_force_fuse(1);
+        c.fused = 1;
+        run_case(r, &c);
+        mla_cuda_decode_hopper_force_fuse(-1);
+        c.fused = -1; c.fp8 = 0; c.ra = 1; c.sig_pad = 5; c.H = 16; c.splits[1] = 3;
+        run_case(r, &c);
+    }
+    if (!g_quick) { /* the balanced schedule over unequal requests (its plan counts group tiles) */
+        int qb[40], sb[40];
+        for (int b = 0; b < 40; b++) { qb[b] = 2; sb[b] = 61 * (1 + (b * 7) % 23) + (b * 13) % 61; }
+        hcase c = mk(128, 61, 0, 40, qb, sb);
+        c.fp8 = 1; c.f8g = 4;
+        run_case(r, &c);
+    }
+    mla_cuda_decode_hopper_force_f8g(-1);
+    { /* the default rule: at least 3/4 of the tiles' rows keys */
+        const int q[2] = {2, 1}, s[2] = {1000, 130};
+        hcase c = mk(128, 61, 0, 2, q, s);
+        c.fp8 = 1; c.f8g = 4;
+        run_case(r, &c);
+        c.page = 100; c.f8g = 7;
+        if (!g_quick) run_case(r, &c);
+        c.page = 17; c.f8g = 0;
+        run_case(r, &c);
+    }
+    mla_cuda_decode_hopper_force_rows(-1);
 }
 
 static void run_all(h_rng *r) {
@@ -1481,6 +1550,7 @@ int main(void) {
     if (bench != 2) { /* MLA_BENCH_HOPPER=2: timing only */
         run_all(&r);
         run_fused(&r);
+        run_f8g(&r);
         run_fp8(&r);
         run_narrow(&r);
         run_wide(&r, 32);

@@ -185,6 +185,16 @@
          a rolled split loop kept one load in flight; with 16 in flight the code still costs ~6 us cold.
          Same run: b=1 666 -> 706 GB/s (kept there: 64 splits and more), b=4 1578 -> 1563, b=8 1954 ->
          1931, b=16 8K 1572 -> 1528.
+     v32 the FP8 kernel (default precision) on group tiles at pages that are not multiples of 16
+         (p.f8g, hd_g_tiles, hd_decode_kernel_v7_f8_g): each page's rows cut into 16-row groups (the
+         last one short), a tile = four consecutive groups in key order, one 16-row TMA box each, its
+         rows past the page zero-filled (out of the tensor's page dimension); they ran by cp.async
+         (41 pieces a row, the producer waiting for each tile's pieces). Where at least 3/4 of the
+         tiles' rows are keys, no causal mask; the softmax masks only the four elements of keys 56..
+         where that is all that is missing (bf16p's v30 tail, +3..5% at pages 61 and 120). H100 same
+         run, cp.async -> group tiles, s_q=2 8K: page 61 152 -> 213 TF, 100 153.5 -> 196, 120 153.5
+         -> 212.5, 24 151.5 -> 168 (page 17, 17/32 of the rows keys: 151 -> 123, so it keeps cp.async);
+         s_q=1 page 61 148 -> 207.5, rope-aware 123 -> 155, b=4 32K 316 -> 390 GB/s. Page 64 246, 16 230.
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
@@ -215,6 +225,10 @@
      of two rows (seven tensor maps, one per height), in kernels of their own (hd_decode_kernel_*_g);
      MLA_HD_GPAGE=0 sends these pages to cp.async. Under bf16p without a causal mask, pages 56..63
      and 113..127 take page-aligned tiles instead (p.ptile, v30; MLA_HD_PTILE=0 for A/B).
+   - FP8 (default precision), page_size not a multiple of 16, no causal mask, at least 3/4 of the
+     tiles' rows keys: group tiles (p.f8g, v32): sub-block w of tile t is the 16-row group 4t + w
+     of the pages' groups in key order, one box each (rows past the page zero-filled), in a kernel
+     of its own (hd_decode_kernel_v7_f8_g); MLA_HD_F8G=0 sends them to cp.async.
    - otherwise: warp pairs 0-1 / 2-3 copy the even / odd tiles with cp.async, row by row through
      the block table (zero-fill for rows without a key), fence.proxy.async, each warp's lane 0
      arrives on the 9 chunk barriers.
@@ -574,10 +588,30 @@ MLA_DEV int hd_pt_tiles(const hd_params &p, int keys) {
     return f * p.ptile + (keys - f * p.page_size + HD_KEYS - 1) / HD_KEYS;
 }
 
+/* Group tiles (p.f8g = g = ceil(page_size / 16) >= 1, the FP8 kernel's general page only, v32): a
+ * page's rows are cut into g groups of 16 (the last one short), the groups of all pages numbered in
+ * key order, and tile t holds groups 4t .. 4t+3, sub-block w of the tile = group 4t + w: one 16-row
+ * TMA box each, its rows past the page zeros (the box runs out of the tensor's page dimension). The
+ * tiles hold 16 g rows a page for page_size keys (page 61: 61 / 64, page 100: 100 / 112). No causal
+ * mask (its key positions assume 64 consecutive keys a tile). hd_g_start: the first key of group gi;
+ * hd_g_key: the key at row r of tile t, -1 where the row is past its page. */
+MLA_DEV int hd_g_start(const hd_params &p, int gi) {
+    const int pi = gi / p.f8g;
+    return pi * p.page_size + 16 * (gi - pi * p.f8g);
+}
+MLA_DEV int hd_g_key(const hd_params &p, int t, int r) {
+    const int gi = 4 * t + (r >> 4), pi = gi / p.f8g, row = 16 * (gi - pi * p.f8g) + (r & 15);
+    return row < p.page_size ? pi * p.page_size + row : -1;
+}
+MLA_DEV int hd_g_tiles(const hd_params &p, int keys) {
+    const int f = keys / p.page_size;
+    return (f * p.f8g + (keys - f * p.page_size + 15) / 16 + 3) / 4;
+}
+
 /* Row block r of request b: 0 when the request has no such block; else J->b .. J->seq filled and
  * the visible key tiles returned in *ntiles (key_end = seq_len, or under causal the block's last
  * row's pos + 1: nondecreasing in r; gp: page-aligned
- * tiles where p.ptile). */
+ * tiles where p.ptile; gp == 2: the FP8 kernel's group tiles, hd_g_tiles). */
 MLA_DEV int hd_block_job(const hd_params &p, int b, int r, hd_job *J, int *ntiles, const int gp = 0) {
     J->b = b;
     J->q_start = hd_clamp(p.q_off[b], 0, p.T);
@@ -591,7 +625,8 @@ MLA_DEV int hd_block_job(const hd_params &p, int b, int r, hd_job *J, int *ntile
     int key_end = J->seq;
     if (p.causal) key_end = min(key_end, J->seq - J->q_len + i_last + 1);
     if (key_end < 0) key_end = 0;
-    *ntiles = gp && p.ptile ? hd_pt_tiles(p, key_end) : (key_end + HD_KEYS - 1) / HD_KEYS;
+    *ntiles = gp == 2 ? hd_g_tiles(p, key_end)
+                      : (gp && p.ptile ? hd_pt_tiles(p, key_end) : (key_end + HD_KEYS - 1) / HD_KEYS);
     return 1;
 }
 
@@ -1265,7 +1300,7 @@ MLA_DEV void hd_producer_gtma(const hd_params &p, const hd_job &J, hd_small *sm,
  * n-2, the raw rows land inside the stage itself: latent slot j (the 64 rows x 64 B of latent
  * columns 64j..64j+63) at HD_F8_RAW + 4096 j, the rope straight into chunk 8 in its final
  * swizzled layout, the scales (16 B per row) at the stage's start. TMA when page_size % 16 == 0
- * (per sub-block of box rows: 8 slot boxes, the rope box and the scales box on landed[st], issued
+ * or on group tiles (gt, p.f8g: sub-block w = 16-row group 4t + w, hd_g_key) (per sub-block of box rows: 8 slot boxes, the rope box and the scales box on landed[st], issued
  * by the sub-block's producer issuer as soon as the stage is free, polled between conversion phases,
  * or, in the FP8 kernel's seesaw program, by consumer 1 (hd_f8_refill, warp w sub-block w); an L2
  * prefetch of tile n+2's rows), else cp.async (41 pieces per row through the block table, zero-filled where no key).
@@ -1325,17 +1360,21 @@ MLA_DEV void hd_prefetch_l2(const void *src, uint32_t bytes) {
  * per issuer): the 8 latent slot boxes, the rope box and the scales box at the sub-block's row
  * offset; a plain arrival when the sub-block is past seq_len or on an out-of-range page (its rows
  * have no key: the dequantization writes zeros there). Its sub-block of tile m+2 into L2. */
-MLA_DEV int32_t hd_f8_page(const hd_params &p, const hd_job &J, int m, int w) {
-    const int key0 = (J.t_begin + m) * HD_KEYS + w * p.box;
+/* the first key of sub-block w of tile m (gt: group tiles, p.f8g: group 4 t + w) */
+MLA_DEV int hd_f8_key0(const hd_params &p, const hd_job &J, int m, int w, const int gt) {
+    return gt ? hd_g_start(p, 4 * (J.t_begin + m) + w) : (J.t_begin + m) * HD_KEYS + w * p.box;
+}
+MLA_DEV int32_t hd_f8_page(const hd_params &p, const hd_job &J, int m, int w, const int gt = 0) {
+    const int key0 = hd_f8_key0(p, J, m, w, gt);
     return key0 < J.seq ? p.bt[(int64_t)J.b * p.bt_stride + key0 / p.page_size] : -1;
 }
 /* pg: the sub-block's page (hd_f8_page) when the caller looked it up ahead, else HD_PAGE_LOOKUP */
 #define HD_PAGE_LOOKUP (-3)
 MLA_DEV void hd_f8_issue(const hd_params &p, const hd_job &J, uint32_t sbase, uint32_t landed0, int m, int w,
-                         int32_t pg = HD_PAGE_LOOKUP) {
-    const int box = p.box, key0 = (J.t_begin + m) * HD_KEYS + w * box;
+                         int32_t pg = HD_PAGE_LOOKUP, const int gt = 0) {
+    const int box = p.box, key0 = hd_f8_key0(p, J, m, w, gt);
     const uint32_t bar = landed0 + 8u * (uint32_t)(m & 1);
-    const int32_t page = pg == HD_PAGE_LOOKUP ? hd_f8_page(p, J, m, w) : pg;
+    const int32_t page = pg == HD_PAGE_LOOKUP ? hd_f8_page(p, J, m, w, gt) : pg;
     if (page >= 0 && page < p.num_pages) {
         const int row = key0 % p.page_size;
         const uint32_t dst = sbase + ((m & 1) ? HD_SK1 : HD_SK0);
@@ -1347,17 +1386,17 @@ MLA_DEV void hd_f8_issue(const hd_params &p, const hd_job &J, uint32_t sbase, ui
     } else {
         hd_mbar_arrive(bar);
     }
-    const int key2 = key0 + 2 * HD_KEYS;
+    const int key2 = gt ? hd_f8_key0(p, J, m + 2, w, 1) : key0 + 2 * HD_KEYS;
     if (p.f8_pf && key2 < J.seq && m + 2 < J.nt) {
         const int32_t pg2 = p.bt[(int64_t)J.b * p.bt_stride + key2 / p.page_size];
-        if (pg2 >= 0 && pg2 < p.num_pages)
+        if (pg2 >= 0 && pg2 < p.num_pages) /* (gt: the rows inside the page) */
             hd_prefetch_l2(p.kv + (int64_t)pg2 * p.page_stride + (int64_t)(key2 % p.page_size) * p.row_bytes,
-                           (uint32_t)(box * p.row_bytes));
+                           (uint32_t)((gt ? min(box, p.page_size - key2 % p.page_size) : box) * p.row_bytes));
     }
 }
 /* issuer w: issue its sub-block of tile *next if the stage is free (block: wait for it); 1 when issued */
 MLA_DEV int hd_f8_try(const hd_params &p, const hd_job &J, uint32_t sbase, uint32_t empty0, uint32_t landed0, int *next,
-                      int block, int w) {
+                      int block, int w, const int gt) {
     const int m = *next;
     if (m >= J.nt) return 0;
     if (m >= 2) { /* the whole stage: the dequantization rewrites all of it */
@@ -1368,7 +1407,7 @@ MLA_DEV int hd_f8_try(const hd_params &p, const hd_job &J, uint32_t sbase, uint3
                    hd_mbar_test(hd_emptyp(empty0, st, 2), par)))
             return 0;
     }
-    hd_f8_issue(p, J, sbase, landed0, m, w);
+    hd_f8_issue(p, J, sbase, landed0, m, w, HD_PAGE_LOOKUP, gt);
     *next = m + 1;
     return 1;
 }
@@ -1380,10 +1419,10 @@ MLA_DEV int hd_f8_try(const hd_params &p, const hd_job &J, uint32_t sbase, uint3
  * thread issuing the 4 sub-blocks of page 16 measured -28% (serial page lookups), four lanes of one
  * warp +1%, a warp each +13%. */
 MLA_DEV void hd_f8_refill(const hd_params &p, const hd_job &J, uint32_t sbase, uint32_t empty0, uint32_t landed0, int m,
-                          int w, int32_t pg) {
+                          int w, int32_t pg, const int gt) {
     if (m >= J.nt) return;
     hd_wait_free(empty0, m & 1, (uint32_t)(((m >> 1) - 1) & 1));
-    hd_f8_issue(p, J, sbase, landed0, m, w, pg);
+    hd_f8_issue(p, J, sbase, landed0, m, w, pg, gt);
 }
 
 /* barrier over the 128 producer threads: an mbarrier (pbar, 128 arrivals; each thread flips its own
@@ -1392,8 +1431,13 @@ MLA_DEV void hd_f8_refill(const hd_params &p, const hd_job &J, uint32_t sbase, u
  * hd_f8_get / the scale loads vs hd_f8_put, also with barrier.sync or a __syncwarp before it) and
  * reports 0 with the mbarrier; speed unchanged (H200 bench within 1%) */
 #define HD_F8_BAR() do { hd_mbar_arrive(pbar); hd_mbar_wait(pbar, pph); pph ^= 1u; } while (0)
+/* group tiles: the cache row at row r of tile n (NULL: no key there), *key its key */
+MLA_DEV const uint8_t *hd_f8_grow(const hd_params &p, const hd_job &J, int n, int r, int *key) {
+    *key = hd_g_key(p, J.t_begin + n, r);
+    return *key >= 0 ? hd_f8_row(p, J, *key) : NULL;
+}
 MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, uint32_t sbase,
-                             uint32_t sm_u32, int tid, const int f8) {
+                             uint32_t sm_u32, int tid, const int f8, const int gt) {
     const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
     const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
     const uint32_t landed0 = sm_u32 + (uint32_t)offsetof(hd_small, landed);
@@ -1407,15 +1451,17 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
         asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&p.kv_map) : "memory");
         asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&p.kv_map2) : "memory");
         asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&p.kv_map3) : "memory");
-        hd_f8_try(p, J, sbase, empty0, landed0, &next, 1, iw);
-        hd_f8_try(p, J, sbase, empty0, landed0, &next, 1, iw);
+        hd_f8_try(p, J, sbase, empty0, landed0, &next, 1, iw, gt);
+        hd_f8_try(p, J, sbase, empty0, landed0, &next, 1, iw, gt);
     }
-#define HD_F8_POLL() do { if (issuer && !ci) hd_f8_try(p, J, sbase, empty0, landed0, &next, 0, iw); } while (0)
+#define HD_F8_POLL() do { if (issuer && !ci) hd_f8_try(p, J, sbase, empty0, landed0, &next, 0, iw, gt); } while (0)
     int exact = 1; /* rope-aware: always the exact program (one scale per key: its sigma) */
     if (!p.ra) { /* the CTA's program: every scale of its keys a power of two (one pass over the 16-byte
          scales while tiles 0 and 1 land) */
         uint32_t bad = 0;
-        const int nkeys = J.nt * HD_KEYS, key00 = J.t_begin * HD_KEYS;
+        /* (gt: the tiles' groups cover the keys between their first and the next tile's first) */
+        const int key00 = gt ? hd_g_start(p, 4 * J.t_begin) : J.t_begin * HD_KEYS;
+        const int nkeys = gt ? hd_g_start(p, 4 * (J.t_begin + J.nt)) - key00 : J.nt * HD_KEYS;
 #pragma unroll 8
         for (int i = tid; i < nkeys; i += 128) {
             const uint8_t *row = hd_f8_row(p, J, key00 + i);
@@ -1430,16 +1476,19 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
         const int st = n & 1, k = n >> 1;
         const int key0 = (J.t_begin + n) * HD_KEYS;
         HD_T(2, 0, n);
-        const int oa = hd_f8_row(p, J, key0 + r) != NULL, ob = hd_f8_row(p, J, key0 + r + 32) != NULL;
+        int ka = key0 + r, kb = key0 + r + 32; /* rows r, r + 32: their keys (gt: group tiles) */
+        const int oa = (gt ? hd_f8_grow(p, J, n, r, &ka) : hd_f8_row(p, J, key0 + r)) != NULL;
+        const int ob = (gt ? hd_f8_grow(p, J, n, r + 32, &kb) : hd_f8_row(p, J, key0 + r + 32)) != NULL;
         if (p.tma) { /* the issuers issued tile n after the stage's "empty"; landed orders us after it */
-            if (issuer && !ci) while (next <= n) hd_f8_try(p, J, sbase, empty0, landed0, &next, 1, iw);
+            if (issuer && !ci) while (next <= n) hd_f8_try(p, J, sbase, empty0, landed0, &next, 1, iw, gt);
             hd_mbar_wait(landed0 + 8u * st, (uint32_t)(k & 1));
         } else if (k >= 1) {
             hd_wait_free(empty0, st, (uint32_t)((k - 1) & 1)); /* consumers done with tile n-2 */
         }
         HD_T(2, 1, n);
         if (tid < 64) { /* the tile's metadata (its last readers, of tile n-4, are done) */
-            const uint8_t *row = hd_f8_row(p, J, key0 + tid);
+            int kt;
+            const uint8_t *row = gt ? hd_f8_grow(p, J, n, tid, &kt) : hd_f8_row(p, J, key0 + tid);
             const uint32_t v = __ballot_sync(0xffffffffu, row != NULL);
             if ((tid & 31) == 0) sm->kv_valid[n & 3][tid >> 5] = v;
             if (tid == 0) {
@@ -1472,7 +1521,7 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
         /* the scales of rows r, r+32 (landed with the tile at the stage's start); garbage where no key */
         float4 sa, sb;
         if (p.ra) { /* one scale per key: its sigma */
-            const float xa = oa ? hd_ra_sigma(p, J, key0 + r) : 0.f, xb = ob ? hd_ra_sigma(p, J, key0 + r + 32) : 0.f;
+            const float xa = oa ? hd_ra_sigma(p, J, ka) : 0.f, xb = ob ? hd_ra_sigma(p, J, kb) : 0.f;
             sa = make_float4(xa, xa, xa, xa);
             sb = make_float4(xb, xb, xb, xb);
         } else {
@@ -1586,8 +1635,8 @@ MLA_DEV void hd_producer(const hd_params &p, const hd_job &J, hd_small *sm, uint
         HD_PAIR_BAR(pair); /* everyone done reading rows[] */
     }
 q_done:
-    if (!gp && p.fp8) { /* (the general-page kernels: BF16 caches only) */
-        hd_producer_fp8(p, J, sm, gbase, sbase, sm_u32, tid, f8);
+    if ((!gp || f8) && p.fp8) { /* (the general-page kernels: BF16 caches, or gp 2: the FP8 kernel's group tiles) */
+        hd_producer_fp8(p, J, sm, gbase, sbase, sm_u32, tid, f8, gp == 2);
         return;
     }
     if (gp || p.tma) { /* (the general-page kernels always have p.tma: hd_run) */
@@ -1791,7 +1840,7 @@ MLA_DEV void hd_softmax(const hd_params &p, const hd_job &J, const hd_small *sm,
      * ~1% slower with it and keeps scaling the scores first (sc = 1). */
     const int raw = (p1 || lf) && p.scale_log2 > 0.f;
     const float sc = raw ? p.scale_log2 : 1.f;
-    /* gp (the bf16p general-page kernels), no causal mask: when only keys 56.. of the tile can be
+    /* gp (the bf16p general-page kernels; the FP8 kernel's group tiles), no causal mask: when only keys 56.. of the tile can be
        missing (page-aligned tiles: the rows past a page of 56..63 keys), the unmasked program with
        those four elements of the last key group set to -inf (tm: bit e for key 56 + 2 q4 + e); the
        masked program there cost 6.5% (bf16p page 61 8K) */
@@ -1805,10 +1854,11 @@ MLA_DEV void hd_softmax(const hd_params &p, const hd_job &J, const hd_small *sm,
         }
 #pragma unroll
         for (int i = 0; i < 32; i++) mx[(i >> 1) & 1] = fmaxf(mx[(i >> 1) & 1], C.s[i]);
-    } else if (!(p1 || lf) && all) {
+    } else if (!(p1 || lf) && (all || tl)) { /* (tl: gp, the FP8 kernel's group tiles, v32) */
 #pragma unroll
         for (int i = 0; i < 32; i++) {
             C.s[i] *= p.scale_log2;
+            if (gp && i >= 28) C.s[i] = (tm >> (i & 1)) & 1u ? C.s[i] : -INFINITY;
             mx[(i >> 1) & 1] = fmaxf(mx[(i >> 1) & 1], C.s[i]);
         }
     } else if (p1 || lf) {
@@ -2270,7 +2320,7 @@ MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_
  * The wgmma groups pending at every control-flow join are the same on all paths (ptxas would
  * otherwise serialize the wgmmas), hence the two explicit programs below. */
 MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, uint32_t sbase,
-                         uint32_t sm_u32, int c, int tid, const int f8) {
+                         uint32_t sm_u32, int c, int tid, const int f8, const int gt = 0) {
     const int q4 = tid & 3, r0 = (tid >> 5) * 16 + ((tid & 31) >> 2); /* this thread's rows: r0 and r0 + 8 */
     int pos[2], tt[2], hh[2], rv[2];
     const int pos_min = hd_rows(p, J, r0, pos, tt, hh, rv);
@@ -2304,7 +2354,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
             hd_pin(C.s, 32);
             HD_T(0, 11, t);
             if (p.dbg) hd_dbg_s(p, C, r0, q4);
-            hd_softmax(p, J, sm, C, t, 0, pos, pos_min, r0, q4, al);
+            hd_softmax(p, J, sm, C, t, 0, pos, pos_min, r0, q4, al, 1, 1, 0, 0, 0, gt);
             HD_T(0, 19, t);
             const int nv = sm->nvalid[t & 3];
             if (nv < HD_KEYS) hd_zero_rows(gk0, nv, 0, tid);
@@ -2367,15 +2417,15 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
             for (;; t += 2) { /* pending: [] */
                 const int u = t + 1;
                 /* the pages of tiles t+2, u+2 (hd_f8_refill below), looked up while P_t comes */
-                const int32_t pgt = refill && t + 2 < J.nt ? hd_f8_page(p, J, t + 2, fw) : -1;
-                const int32_t pgu = refill && u + 2 < J.nt ? hd_f8_page(p, J, u + 2, fw) : -1;
+                const int32_t pgt = refill && t + 2 < J.nt ? hd_f8_page(p, J, t + 2, fw, gt) : -1;
+                const int32_t pgu = refill && u + 2 < J.nt ? hd_f8_page(p, J, u + 2, fw, gt) : -1;
                 HD_T(1, 13, t);
                 hd_take_pv(sm, C, t, 0, r0, pready0, full0, sp, sk0, gk0, 1, tid, al); /* [PV_t P tile, PV_t rest] */
                 HD_WGMMA_WAIT(0); /* [] */
                 hd_pin(C.o, 128);
                 hd_pay_pv(empty0, 0, 1);
                 HD_T(1, 14, t);
-                if (refill) hd_f8_refill(p, J, sbase, empty0, landed0, t + 2, fw, pgt);
+                if (refill) hd_f8_refill(p, J, sbase, empty0, landed0, t + 2, fw, pgt, gt);
                 HD_T(1, 16, u);
                 const uint32_t pu = (uint32_t)((u >> 1) & 1);
                 hd_wait_chunks(full0, 1, 0, 4, pu);
@@ -2387,7 +2437,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                 hd_pin(C.s, 32);
                 hd_pin(C.o, 128);
                 HD_T(1, 11, u);
-                hd_softmax(p, J, sm, C, u, 1, pos, pos_min, r0, q4, al);
+                hd_softmax(p, J, sm, C, u, 1, pos, pos_min, r0, q4, al, 1, 1, 0, 0, 0, gt);
                 HD_T(1, 19, u);
                 const int nv1 = sm->nvalid[u & 3];
                 if (nv1 < HD_KEYS) hd_zero_rows(gk1, nv1, 1, tid);
@@ -2395,7 +2445,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                 HD_T(1, 12, u);
                 hd_pv_own(C, al, sk1, empty0, 1); /* [PV_u] -> [], paid */
                 HD_T(1, 14, u);
-                if (refill) hd_f8_refill(p, J, sbase, empty0, landed0, u + 2, fw, pgu);
+                if (refill) hd_f8_refill(p, J, sbase, empty0, landed0, u + 2, fw, pgu, gt);
                 if (u + 2 >= J.nt) { /* tile t + 2, if any, has no partner: the tail below */
                     t += 2;
                     break;
@@ -2423,7 +2473,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                    softmaxes of the pair side by side, u's fed by an early m_t, ran 10% slower) */
                 hd_issue_pv_smem(C.o, sp, sk0, 1); /* [PV_t P tile, PV_t rest] */
                 HD_T(1, 20, u);
-                hd_softmax(p, J, sm, C, u, 1, pos, pos_min, r0, q4, al);
+                hd_softmax(p, J, sm, C, u, 1, pos, pos_min, r0, q4, al, 1, 1, 0, 0, 0, gt);
                 HD_T(1, 19, u);
                 const int nv1 = sm->nvalid[u & 3];
                 if (nv1 < HD_KEYS) hd_zero_rows(gk1, nv1, 1, tid);
@@ -2962,8 +3012,9 @@ __device__ __noinline__ void hd_fused_combine(const hd_params &p, const hd_job &
  * goes through shared memory (no schedule state live in the roles). */
 MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8, const int ep = 0, const int gp = 0) {
     /* page-aligned tiles (p.ptile) exist in the bf16p general-page kernels only: compiled into the
-       default program's, they moved its registers (spec -2.5..-3% at pages 61 and 100, same run) */
-    const int pg = gp && p1;
+       default program's, they moved its registers (spec -2.5..-3% at pages 61 and 100, same run);
+       gp 2: the FP8 kernel's group tiles (p.f8g) */
+    const int pg = gp == 2 ? 2 : gp && p1;
     extern __shared__ __align__(1024) uint8_t hd_smem_raw[];
     /* the combine grid (launched as a programmatic dependent) may start its launch now; it waits
        in griddepcontrol.wait for this whole grid to complete */
@@ -3070,7 +3121,7 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8, cons
         for (;;) {
             const hd_job J = sm->job;
             if (p1) hd_consumer_p1(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid, ep, ones, pg);
-            else hd_consumer(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid, f8);
+            else hd_consumer(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid, f8, gp == 2);
             const int os = hd_out_smem(p, J);
             if (!p.sched && !os) break;
             __syncthreads();
@@ -3094,6 +3145,10 @@ __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_bf16p_ep(co
 /* FP8 caches, default precision: consumer 1 takes the other's tile before its own (v21) */
 __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_f8(const __grid_constant__ hd_params p) {
     hd_decode_body(p, 0, 1);
+}
+/* the same on group tiles (p.f8g, v32): FP8 pages that are not multiples of 16, by 16-row TMA boxes */
+__global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_f8_g(const __grid_constant__ hd_params p) {
+    hd_decode_body(p, 0, 1, 0, 2);
 }
 /* BF16 pages that are not multiples of 16 (p.gpage): the three BF16 kernels with hd_producer_gtma's
    rolled copies as their only producer (why kernels of their own: "Cost" in the comment before HD_GB) */
@@ -3328,10 +3383,13 @@ static int hd_box_rows(int page_size) { return page_size % 64 == 0 ? 64 : (page_
 
 /* The cache as a 3-D tensor [num_pages][page_size][576] bf16 (strides 1152 B, page_stride B),
  * box 64 columns x hd_box_rows rows x 1 page in the 128-byte swizzle: one box = one smem chunk
- * (or a band of it). 1 when the map was made (page_size % 16 == 0 and the driver accepts it). */
-static int hd_make_kv_map(const mla_decode_args *a, int box_rows, CUtensorMap *map, CUtensorMap *map2, CUtensorMap *map3) {
+ * (or a band of it). 1 when the map was made (page_size % 16 == 0 and the driver accepts it; any
+ * page size where `any`: the FP8 group tiles' 16-row boxes, rows past the page zero-filled). */
+static int hd_make_kv_map(const mla_decode_args *a, int box_rows, CUtensorMap *map, CUtensorMap *map2, CUtensorMap *map3,
+                          int any = 0) {
     static const hd_encode_fn encode = hd_load_encode();
-    if (!encode || a->cache.page_size % 16 != 0 || a->cache.page_size % box_rows != 0 || a->cache.num_pages < 1) return 0;
+    if (!encode || a->cache.num_pages < 1 || a->cache.page_size >= (1 << 20)) return 0;
+    if (!any && (a->cache.page_size % 16 != 0 || a->cache.page_size % box_rows != 0)) return 0;
     const cuuint32_t rows = (cuuint32_t)box_rows;
     if (a->cache.format == MLA_KV_FP8 || a->cache.format == MLA_KV_FP8_ROPE_AWARE) {
         /* bytes [num_pages][page_size][656 or 640]: latent slots, the rope (and the FP8 scales) */
@@ -3556,6 +3614,9 @@ static int64_t hd_next_epoch(void) {
 static int hd_fuse_force = -1, hd_fused_last = 0;
 extern "C" void mla_cuda_decode_hopper_force_fuse(int mode) { hd_fuse_force = mode; }
 extern "C" int mla_cuda_decode_hopper_last_fused(void) { return hd_fused_last; }
+static int hd_f8g_force = -1, hd_f8g_last = 0;
+extern "C" void mla_cuda_decode_hopper_force_f8g(int mode) { hd_f8g_force = mode; }
+extern "C" int mla_cuda_decode_hopper_last_f8g(void) { return hd_f8g_last; }
 static int hd_fuse_ok(const mla_ctx *ctx, const hd_params *p, int nsplit, void (*kern)(const hd_params)) {
     static int env = -1;
     const int mode = hd_fuse_force >= 0 ? hd_fuse_force : hd_env_int_or("MLA_HD_FUSE", &env, 2);
@@ -3574,7 +3635,7 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     char why[160];
     if (!mla_cuda_decode_hopper_supported(ctx, a, why, sizeof why))
         return mla_core_fail(ctx, MLA_ERR_UNSUPPORTED, "decode (hopper kernel): %s", why);
-    hd_fused_last = 0;
+    hd_fused_last = hd_f8g_last = 0;
     if (a->num_tokens <= 0) return MLA_OK;
     if (num_splits < 0 || num_splits > MLA_HD_MAX_SPLITS)
         return mla_core_fail(ctx, MLA_ERR_INVALID_ARG, "decode (hopper kernel): num_splits %d", num_splits);
@@ -3716,6 +3777,22 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
                                        : (f8k ? hd_decode_kernel_v7_f8 : hd_decode_kernel_v7);
     if (p.gpage && gpe != 3) /* (BF16 only: never f8k) */
         kern = p1 ? (early_pay ? hd_decode_kernel_v7_bf16p_ep_g : hd_decode_kernel_v7_bf16p_g) : hd_decode_kernel_v7_g;
+    /* v32: the FP8 kernel on group tiles (hd_g_tiles) where its page is not a multiple of 16 and at
+       least 3/4 of the tiles' rows hold keys (pages 12..15, 24..31, 43..47, 52..63, 90..95, ...; page
+       17 keeps cp.async), no causal mask; MLA_HD_F8G=0 (A/B) keeps cp.async, =2 (tests, diagnosis)
+       takes them at any page size without a causal mask */
+    static int f8g_env = -1;
+    const int f8ge = hd_f8g_force >= 0 ? hd_f8g_force : hd_env_int_or("MLA_HD_F8G", &f8g_env, 1);
+    if (f8k && !p.tma && !narrow && !dbg && !p.causal && f8ge != 0 && p.page_size % 16 != 0) {
+        const int g = (p.page_size + 15) / 16;
+        if ((f8ge == 2 || 4 * p.page_size >= 3 * 16 * g) && hd_make_kv_map(a, 16, &p.kv_map, &p.kv_map2, &p.kv_map3, 1)) {
+            p.tma = 1;
+            p.box = 16;
+            p.f8g = g;
+            kern = hd_decode_kernel_v7_f8_g;
+            hd_f8g_last = g;
+        }
+    }
     const int64_t slots = (int64_t)p.T * p.H / HD_ROWS + p.B;
     /* the uniform layout's grid (slot, split); under the balanced schedule its first P L CTAs (linear
        index) are the lanes, and it has at least that many */

@@ -86,6 +86,8 @@ typedef struct hd_params {
        launched cooperatively: every CTA resident at once) */
     int32_t fuse;               /* 1: on; the row-block slots are then dense (hd_slot_of without + b) */
     unsigned long long *ws_flag; /* [row-block slots][nsplit]: the epoch of the launch whose split wrote its partial */
+    int32_t f8g;                /* FP8 kernel, group tiles (hd_g_tiles): 16-row groups a page, ceil(page_size / 16);
+                                   0: 64 consecutive keys a tile */
 } hd_params;
 
 /* named barrier (ids: 0 __syncthreads, 1 both consumers, 3-4 the producer pairs, 5-6 one consumer) */
