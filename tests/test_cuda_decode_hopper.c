@@ -997,12 +997,12 @@ static void run_fused(h_rng *r) {
 }
 
 /* v32: the FP8 kernel's group tiles (p.f8g: 16-row TMA boxes at pages that are not multiples of 16,
- * the rows past a page zero-filled; no causal mask). Forced on every such page (MLA_HD_F8G=2) for
+ * the rows past a page zero-filled; a kernel of their own under a causal mask). Forced on every such page (MLA_HD_F8G=2) for
  * pages 61, 100, 23, 13, 1: requests ending inside a page, on a page's last key and one page long,
  * a group of one row; automatic and forced splits (the fused combine from 64 splits), the exact
  * program (scales not powers of two, everywhere or in two tiles), an out-of-range page with a padded
  * page stride, sinks, q_len 0, the rope-aware format, the balanced schedule over unequal requests;
- * a causal call keeps cp.async; then the default rule (page 61 and 100 on them, 17 not). */
+ * causal masks across groups and pages; then the default rule (page 61 and 100 on them, 17 not). */
 static void run_f8g(h_rng *r) {
     mla_cuda_decode_hopper_force_rows(0); /* FP8 at 16 rows a request: the 64-row kernels, not decode_narrow.cu */
     mla_cuda_decode_hopper_force_f8g(2);
@@ -1022,7 +1022,17 @@ static void run_f8g(h_rng *r) {
         if (!g_quick) run_case(r, &c);
         c.page = 1; c.f8g = 1; c.H = 16; c.bad_page = 0; c.page_pad = 0; c.sink_mode = 2;
         if (!g_quick) run_case(r, &c);
-        c.page = 61; c.causal = 1; c.f8g = 0; c.H = 128; /* causal: cp.async */
+    }
+    { /* causal: the key positions of group tiles (a request ending inside a page's short group, one on a
+         page's last key, q_len up to 3 so that the mask crosses groups and pages), splits */
+        const int q[4] = {3, 2, 1, 2}, s[4] = {1000, 61 * 3, 62, 100 * 4 + 97};
+        hcase c = mk(128, 61, 1, 4, q, s);
+        c.fp8 = 1; c.f8g = 4; c.sink_mode = 1;
+        c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 5;
+        run_case(r, &c);
+        c.page = 100; c.f8g = 7; c.H = 64; c.scales = 2; c.x_tile = 4;
+        run_case(r, &c);
+        c.page = 23; c.f8g = 2; c.H = 16; c.scales = 1; c.splits[1] = 1;
         if (!g_quick) run_case(r, &c);
     }
     { /* one long request: 128 splits of 65 tiles combined inside the grid (H 64); FP8 rope-aware */

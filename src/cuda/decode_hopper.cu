@@ -190,11 +190,14 @@
          last one short), a tile = four consecutive groups in key order, one 16-row TMA box each, its
          rows past the page zero-filled (out of the tensor's page dimension); they ran by cp.async
          (41 pieces a row, the producer waiting for each tile's pieces). Where at least 3/4 of the
-         tiles' rows are keys, no causal mask; the softmax masks only the four elements of keys 56..
-         where that is all that is missing (bf16p's v30 tail, +3..5% at pages 61 and 120). H100 same
-         run, cp.async -> group tiles, s_q=2 8K: page 61 152 -> 213 TF, 100 153.5 -> 196, 120 153.5
-         -> 212.5, 24 151.5 -> 168 (page 17, 17/32 of the rows keys: 151 -> 123, so it keeps cp.async);
-         s_q=1 page 61 148 -> 207.5, rope-aware 123 -> 155, b=4 32K 316 -> 390 GB/s. Page 64 246, 16 230.
+         tiles' rows are keys; the softmax masks only the four elements of keys 56.. where that is
+         all that is missing (bf16p's v30 tail, +3..5% at pages 61 and 120). H100 same run, cp.async
+         -> group tiles, s_q=2 8K: page 61 152 -> 213 TF, 100 153.5 -> 196, 120 153.5 -> 212.5, 24
+         151.5 -> 168 (page 17, 17/32 of the rows keys: 151 -> 123, so it keeps cp.async); s_q=1 page
+         61 148 -> 207.5, rope-aware 123 -> 155, b=4 32K 316 -> 390 GB/s. Page 64 246, 16 230. Causal
+         calls take hd_decode_kernel_v7_f8_gc: the producer hands each sub-block's first key to the
+         masked softmax (HD_KGRP); compiled into the non-causal kernel that cost it 1-2% (14 LDL/STL in
+         its loops): causal page 61 153 -> 212.5 TF, page 100 153 -> 184, rope-aware 124 -> 157.5.
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
@@ -225,10 +228,10 @@
      of two rows (seven tensor maps, one per height), in kernels of their own (hd_decode_kernel_*_g);
      MLA_HD_GPAGE=0 sends these pages to cp.async. Under bf16p without a causal mask, pages 56..63
      and 113..127 take page-aligned tiles instead (p.ptile, v30; MLA_HD_PTILE=0 for A/B).
-   - FP8 (default precision), page_size not a multiple of 16, no causal mask, at least 3/4 of the
-     tiles' rows keys: group tiles (p.f8g, v32): sub-block w of tile t is the 16-row group 4t + w
-     of the pages' groups in key order, one box each (rows past the page zero-filled), in a kernel
-     of its own (hd_decode_kernel_v7_f8_g); MLA_HD_F8G=0 sends them to cp.async.
+   - FP8 (default precision), page_size not a multiple of 16, at least 3/4 of the tiles' rows keys:
+     group tiles (p.f8g, v32): sub-block w of tile t is the 16-row group 4t + w of the pages' groups
+     in key order, one box each (rows past the page zero-filled), in kernels of their own
+     (hd_decode_kernel_v7_f8_g, _gc under a causal mask); MLA_HD_F8G=0 sends them to cp.async.
    - otherwise: warp pairs 0-1 / 2-3 copy the even / odd tiles with cp.async, row by row through
      the block table (zero-fill for rows without a key), fence.proxy.async, each warp's lane 0
      arrives on the 9 chunk barriers.
@@ -365,6 +368,10 @@ typedef struct hd_small {
                                    from CTA 0's, 1 while a segment is to run, the uniform layout has a job here
                                    (in job), mode 2 has one (hd_plan_cta) */
 } hd_small;
+/* FP8 group tiles (p.f8g; no byte of shared memory is left): per tile n (slot n & 3), sub-block w's first
+   key (the causal mask's key positions: hd_softmax, gp 2), in rows[0], which only the FP8 producer's
+   cp.async path uses */
+#define HD_KGRP(sm) ((int32_t(*)[4])(void *)(sm)->rows[0])
 
 #define HD_SMEM_BYTES (1024 + HD_BIG + (int)sizeof(hd_small)) /* 1024: alignment slack */
 
@@ -592,8 +599,9 @@ MLA_DEV int hd_pt_tiles(const hd_params &p, int keys) {
  * page's rows are cut into g groups of 16 (the last one short), the groups of all pages numbered in
  * key order, and tile t holds groups 4t .. 4t+3, sub-block w of the tile = group 4t + w: one 16-row
  * TMA box each, its rows past the page zeros (the box runs out of the tensor's page dimension). The
- * tiles hold 16 g rows a page for page_size keys (page 61: 61 / 64, page 100: 100 / 112). No causal
- * mask (its key positions assume 64 consecutive keys a tile). hd_g_start: the first key of group gi;
+ * tiles hold 16 g rows a page for page_size keys (page 61: 61 / 64, page 100: 100 / 112). Under a
+ * causal mask the softmax takes each sub-block's first key from the producer (HD_KGRP, gp 3: its own
+ * kernel). hd_g_start: the first key of group gi;
  * hd_g_key: the key at row r of tile t, -1 where the row is past its page. */
 MLA_DEV int hd_g_start(const hd_params &p, int gi) {
     const int pi = gi / p.f8g;
@@ -1437,7 +1445,7 @@ MLA_DEV const uint8_t *hd_f8_grow(const hd_params &p, const hd_job &J, int n, in
     return *key >= 0 ? hd_f8_row(p, J, *key) : NULL;
 }
 MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, uint32_t sbase,
-                             uint32_t sm_u32, int tid, const int f8, const int gt) {
+                             uint32_t sm_u32, int tid, const int f8, const int gt, const int causal = 0) {
     const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
     const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
     const uint32_t landed0 = sm_u32 + (uint32_t)offsetof(hd_small, landed);
@@ -1495,7 +1503,8 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
                 sm->nvalid[n & 3] = HD_KEYS; /* rows without a key are zeros: nothing to zero */
                 sm->mode[st] = exact;
             }
-            sm->rows[0][tid] = row;
+            if (gt && causal && tid < 4) HD_KGRP(sm)[n & 3][tid] = hd_g_start(p, 4 * (J.t_begin + n) + tid);
+            if (!gt) sm->rows[0][tid] = row; /* (gt: rows[0] holds HD_KGRP) */
         }
         uint8_t *g = gbase + (st ? HD_SK1 : HD_SK0);
         if (!p.tma) {
@@ -1635,8 +1644,8 @@ MLA_DEV void hd_producer(const hd_params &p, const hd_job &J, hd_small *sm, uint
         HD_PAIR_BAR(pair); /* everyone done reading rows[] */
     }
 q_done:
-    if ((!gp || f8) && p.fp8) { /* (the general-page kernels: BF16 caches, or gp 2: the FP8 kernel's group tiles) */
-        hd_producer_fp8(p, J, sm, gbase, sbase, sm_u32, tid, f8, gp == 2);
+    if ((!gp || f8) && p.fp8) { /* (the general-page kernels: BF16 caches, or gp 2, 3: the FP8 kernel's group tiles) */
+        hd_producer_fp8(p, J, sm, gbase, sbase, sm_u32, tid, f8, gp >= 2, gp == 3);
         return;
     }
     if (gp || p.tma) { /* (the general-page kernels always have p.tma: hd_run) */
@@ -1832,7 +1841,14 @@ MLA_DEV void hd_softmax(const hd_params &p, const hd_job &J, const hd_small *sm,
                         const int p1 = 0, const int lf = 0, const int lwg = 0, const int gp = 0) {
     const int key0 = (J.t_begin + t) * HD_KEYS;
     const uint32_t vm0 = sm->kv_valid[t & 3][0], vm1 = sm->kv_valid[t & 3][1];
-    const int all = (vm0 & vm1) == 0xffffffffu && (!p.causal || key0 + HD_KEYS - 1 <= pos_min); /* nothing masked */
+    /* gp 2 / 3: the FP8 kernel's group tiles without / with a causal mask (3: sub-block w's keys start at
+       kgrp[w], the producer's hd_g_start of group 4 (t_begin + t) + w; 2 runs without a causal mask only) */
+    int all = (vm0 & vm1) == 0xffffffffu && (!p.causal || key0 + HD_KEYS - 1 <= pos_min); /* nothing masked */
+    int gvis = 0; /* gp 3: every key of the tile visible to every row (its last group's keys below its start + 16) */
+    if (gp == 3 && p.causal) {
+        gvis = HD_KGRP(sm)[t & 3][3] + 15 <= pos_min;
+        all = (vm0 & vm1) == 0xffffffffu && gvis;
+    }
     /* The bf16p kernel (p1; lf: its exact program too) with a positive scale (every real one):
      * the order of the scores is the scale's, so the max is taken over the raw scores and scaled
      * once, and the scale goes into the FFMA of P = exp2(s sc - m): 32 multiplies fewer on the
@@ -1844,7 +1860,8 @@ MLA_DEV void hd_softmax(const hd_params &p, const hd_job &J, const hd_small *sm,
        missing (page-aligned tiles: the rows past a page of 56..63 keys), the unmasked program with
        those four elements of the last key group set to -inf (tm: bit e for key 56 + 2 q4 + e); the
        masked program there cost 6.5% (bf16p page 61 8K) */
-    const int tl = gp && !all && !p.causal && vm0 == 0xffffffffu && (vm1 & (vm1 + 1u)) == 0u && vm1 >= 0x00ffffffu;
+    const int tl = gp && !all && (!p.causal || (gp == 3 && gvis)) && vm0 == 0xffffffffu && (vm1 & (vm1 + 1u)) == 0u &&
+                   vm1 >= 0x00ffffffu;
     const uint32_t tm = tl ? vm1 >> (24 + 2 * q4) : 3u;
     float mx[2] = {-INFINITY, -INFINITY};
     if (raw && (all || tl)) {
@@ -1888,7 +1905,9 @@ MLA_DEV void hd_softmax(const hd_params &p, const hd_job &J, const hd_small *sm,
         for (int i = 0; i < 32; i++) {
             const int kl = 8 * (i >> 2) + 2 * q4 + (i & 1), rr = (i >> 1) & 1;
             const uint32_t vm = i < 16 ? vm0 : vm1;
-            const int ok = ((vm >> (kl & 31)) & 1u) && (!p.causal || key0 + kl <= pos[rr]);
+            const int ok = gp == 3 ? ((vm >> (kl & 31)) & 1u) &&
+                                         (!p.causal || HD_KGRP(sm)[t & 3][i >> 3] + (kl & 15) <= pos[rr]) /* sub-block i / 8 */
+                                   : ((vm >> (kl & 31)) & 1u) && (!p.causal || key0 + kl <= pos[rr]);
             C.s[i] = ok ? C.s[i] * p.scale_log2 : -INFINITY;
             mx[rr] = fmaxf(mx[rr], C.s[i]);
         }
@@ -2107,7 +2126,7 @@ MLA_DEV void hd_exact_pv(hd_cstate &C, uint32_t sk, const float *scl, int c, int
 
 MLA_DEV void hd_consumer_exact(const hd_params &p, const hd_job &J, hd_small *sm, const uint8_t *gbase, uint32_t sbase,
                                uint32_t sm_u32, hd_cstate &C, int c, int t0, const int pos[2], int pos_min, int r0,
-                               int q4, const int p1) {
+                               int q4, const int p1, const int gp = 0) {
     const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
     const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
     float qs[2] = {1.f, 1.f}; /* rope-aware: q_sigma of rows r0, r0 + 8 (1 past the block's rows) */
@@ -2131,7 +2150,7 @@ MLA_DEV void hd_consumer_exact(const hd_params &p, const hd_job &J, hd_small *sm
                 p.dbg_out[(r0 + 8 * ((i >> 1) & 1)) * 64 + 8 * (i >> 2) + 2 * q4 + (i & 1)] = C.s[i];
         }
         float al[2];
-        hd_softmax(p, J, sm, C, t, st, pos, pos_min, r0, q4, al, 0, c == 0, 0, p1);
+        hd_softmax(p, J, sm, C, t, st, pos, pos_min, r0, q4, al, 0, c == 0, 0, p1, 0, gp); /* (gp 2, 3: group tiles) */
         hd_rescale(C, al);
         hd_pin(C.o, 128);
         hd_exact_pv(C, sk, scl, c, q4);
@@ -2320,7 +2339,7 @@ MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_
  * The wgmma groups pending at every control-flow join are the same on all paths (ptxas would
  * otherwise serialize the wgmmas), hence the two explicit programs below. */
 MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, uint32_t sbase,
-                         uint32_t sm_u32, int c, int tid, const int f8, const int gt = 0) {
+                         uint32_t sm_u32, int c, int tid, const int f8, const int gt = 0) { /* gt: 0, or gp 2 / 3 */
     const int q4 = tid & 3, r0 = (tid >> 5) * 16 + ((tid & 31) >> 2); /* this thread's rows: r0 and r0 + 8 */
     int pos[2], tt[2], hh[2], rv[2];
     const int pos_min = hd_rows(p, J, r0, pos, tt, hh, rv);
@@ -2515,7 +2534,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
         }
     }
 
-    if (xt < J.nt) hd_consumer_exact(p, J, sm, gbase, sbase, sm_u32, C, c, xt, pos, pos_min, r0, q4, 0);
+    if (xt < J.nt) hd_consumer_exact(p, J, sm, gbase, sbase, sm_u32, C, c, xt, pos, pos_min, r0, q4, 0, gt);
     hd_finish(p, J, sm, gbase, C, c, r0, q4, rv, tt, hh, 0);
 }
 
@@ -3013,8 +3032,8 @@ __device__ __noinline__ void hd_fused_combine(const hd_params &p, const hd_job &
 MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8, const int ep = 0, const int gp = 0) {
     /* page-aligned tiles (p.ptile) exist in the bf16p general-page kernels only: compiled into the
        default program's, they moved its registers (spec -2.5..-3% at pages 61 and 100, same run);
-       gp 2: the FP8 kernel's group tiles (p.f8g) */
-    const int pg = gp == 2 ? 2 : gp && p1;
+       gp 2, 3: the FP8 kernel's group tiles (p.f8g; 3: under a causal mask) */
+    const int pg = gp >= 2 ? 2 : gp && p1;
     extern __shared__ __align__(1024) uint8_t hd_smem_raw[];
     /* the combine grid (launched as a programmatic dependent) may start its launch now; it waits
        in griddepcontrol.wait for this whole grid to complete */
@@ -3121,7 +3140,7 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8, cons
         for (;;) {
             const hd_job J = sm->job;
             if (p1) hd_consumer_p1(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid, ep, ones, pg);
-            else hd_consumer(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid, f8, gp == 2);
+            else hd_consumer(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid, f8, gp >= 2 ? gp : 0);
             const int os = hd_out_smem(p, J);
             if (!p.sched && !os) break;
             __syncthreads();
@@ -3146,9 +3165,13 @@ __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_bf16p_ep(co
 __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_f8(const __grid_constant__ hd_params p) {
     hd_decode_body(p, 0, 1);
 }
-/* the same on group tiles (p.f8g, v32): FP8 pages that are not multiples of 16, by 16-row TMA boxes */
+/* the same on group tiles (p.f8g, v32): FP8 pages that are not multiples of 16, by 16-row TMA boxes; _gc
+   under a causal mask (its key positions compiled into the other cost it 1-2%: 14 LDL/STL in its loops) */
 __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_f8_g(const __grid_constant__ hd_params p) {
     hd_decode_body(p, 0, 1, 0, 2);
+}
+__global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_f8_gc(const __grid_constant__ hd_params p) {
+    hd_decode_body(p, 0, 1, 0, 3);
 }
 /* BF16 pages that are not multiples of 16 (p.gpage): the three BF16 kernels with hd_producer_gtma's
    rolled copies as their only producer (why kernels of their own: "Cost" in the comment before HD_GB) */
@@ -3778,18 +3801,18 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     if (p.gpage && gpe != 3) /* (BF16 only: never f8k) */
         kern = p1 ? (early_pay ? hd_decode_kernel_v7_bf16p_ep_g : hd_decode_kernel_v7_bf16p_g) : hd_decode_kernel_v7_g;
     /* v32: the FP8 kernel on group tiles (hd_g_tiles) where its page is not a multiple of 16 and at
-       least 3/4 of the tiles' rows hold keys (pages 12..15, 24..31, 43..47, 52..63, 90..95, ...; page
-       17 keeps cp.async), no causal mask; MLA_HD_F8G=0 (A/B) keeps cp.async, =2 (tests, diagnosis)
-       takes them at any page size without a causal mask */
+       least 3/4 of the tiles' rows hold keys (pages 12..15, 24..31 and every page from 36; pages 1..11,
+       17..23 and 33..35 keep cp.async); MLA_HD_F8G=0 (A/B) keeps cp.async, =2 (tests, diagnosis) takes them at any
+       page size */
     static int f8g_env = -1;
     const int f8ge = hd_f8g_force >= 0 ? hd_f8g_force : hd_env_int_or("MLA_HD_F8G", &f8g_env, 1);
-    if (f8k && !p.tma && !narrow && !dbg && !p.causal && f8ge != 0 && p.page_size % 16 != 0) {
+    if (f8k && !p.tma && !narrow && !dbg && f8ge != 0 && p.page_size % 16 != 0) {
         const int g = (p.page_size + 15) / 16;
         if ((f8ge == 2 || 4 * p.page_size >= 3 * 16 * g) && hd_make_kv_map(a, 16, &p.kv_map, &p.kv_map2, &p.kv_map3, 1)) {
             p.tma = 1;
             p.box = 16;
             p.f8g = g;
-            kern = hd_decode_kernel_v7_f8_g;
+            kern = p.causal ? hd_decode_kernel_v7_f8_gc : hd_decode_kernel_v7_f8_g;
             hd_f8g_last = g;
         }
     }

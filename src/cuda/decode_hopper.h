@@ -47,8 +47,8 @@ void mla_cuda_decode_hopper_force_fuse(int mode);
 /* 1 when the last call (in this process) ran hd_fused_combine (for the tests). */
 int mla_cuda_decode_hopper_last_fused(void);
 /* Overrides MLA_HD_F8G for the calls that follow: the FP8 kernel's group tiles (16-row TMA boxes at pages
- * that are not multiples of 16, no causal mask) 0 never (cp.async), 1 (the default) where at least 3/4
- * of the tiles' rows hold keys, 2 at every such page; -1: back to the variable. */
+ * that are not multiples of 16) 0 never (cp.async), 1 (the default) where at least 3/4 of the tiles'
+ * rows hold keys, 2 at every such page; -1: back to the variable. */
 void mla_cuda_decode_hopper_force_f8g(int mode);
 /* The last call's groups a page on group tiles (ceil(page_size / 16)), 0 when it ran without them. */
 int mla_cuda_decode_hopper_last_f8g(void);
