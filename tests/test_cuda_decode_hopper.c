@@ -1047,6 +1047,18 @@ static void run_f8g(h_rng *r) {
         c.fused = -1; c.fp8 = 0; c.ra = 1; c.sig_pad = 5; c.H = 16; c.splits[1] = 3;
         run_case(r, &c);
     }
+    { /* pages of 4k groups (a tile = 64 rows of one page, one 64-row box): 120 (two tiles a page, the
+         second of 56 rows), 50 (14 rows past the page), causal and not */
+        const int q[3] = {2, 1, 2}, s[3] = {1000, 120 * 3, 51};
+        hcase c = mk(128, 120, 0, 3, q, s);
+        c.fp8 = 1; c.f8g = 8; c.sink_mode = 1;
+        c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 3;
+        run_case(r, &c);
+        c.page = 50; c.f8g = 4; c.causal = 1; c.H = 64;
+        run_case(r, &c);
+        c.page = 120; c.f8g = 8; c.scales = 1; c.bad_page = 1; c.H = 16;
+        if (!g_quick) run_case(r, &c);
+    }
     if (!g_quick) { /* the balanced schedule over unequal requests (its plan counts group tiles) */
         int qb[40], sb[40];
         for (int b = 0; b < 40; b++) { qb[b] = 2; sb[b] = 61 * (1 + (b * 7) % 23) + (b * 13) % 61; }

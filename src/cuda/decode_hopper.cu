@@ -198,6 +198,10 @@
          calls take hd_decode_kernel_v7_f8_gc: the producer hands each sub-block's first key to the
          masked softmax (HD_KGRP); compiled into the non-causal kernel that cost it 1-2% (14 LDL/STL in
          its loops): causal page 61 153 -> 212.5 TF, page 100 153 -> 184, rope-aware 124 -> 157.5.
+         Where the groups of a page come in fours (pages 49..63, 113..127, ...) a tile is 64 rows of
+         one page: one 64-row box (one issuer, 10 copies instead of 40): page 61 214.5 -> 218.5, 120
+         212.5 -> 215.5, s_q=1 +1.7%, causal page 56 +2.5%, b=4 +2% (predicted ~232 at page 61 from
+         page 64's 246 x 61/64: the issue was not what held it at 215).
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
@@ -3807,10 +3811,11 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     static int f8g_env = -1;
     const int f8ge = hd_f8g_force >= 0 ? hd_f8g_force : hd_env_int_or("MLA_HD_F8G", &f8g_env, 1);
     if (f8k && !p.tma && !narrow && !dbg && f8ge != 0 && p.page_size % 16 != 0) {
-        const int g = (p.page_size + 15) / 16;
-        if ((f8ge == 2 || 4 * p.page_size >= 3 * 16 * g) && hd_make_kv_map(a, 16, &p.kv_map, &p.kv_map2, &p.kv_map3, 1)) {
+        /* g % 4 == 0 (pages 49..63, 113..127, ...): a tile is 64 rows of one page, one 64-row box */
+        const int g = (p.page_size + 15) / 16, gbox = g % 4 == 0 ? HD_KEYS : 16;
+        if ((f8ge == 2 || 4 * p.page_size >= 3 * 16 * g) && hd_make_kv_map(a, gbox, &p.kv_map, &p.kv_map2, &p.kv_map3, 1)) {
             p.tma = 1;
-            p.box = 16;
+            p.box = gbox;
             p.f8g = g;
             kern = p.causal ? hd_decode_kernel_v7_f8_gc : hd_decode_kernel_v7_f8_g;
             hd_f8g_last = g;
