@@ -3807,10 +3807,10 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     /* v32: the FP8 kernel on group tiles (hd_g_tiles) where its page is not a multiple of 16 and at
        least 3/4 of the tiles' rows hold keys (pages 12..15, 24..31 and every page from 36; pages 1..11,
        17..23 and 33..35 keep cp.async); MLA_HD_F8G=0 (A/B) keeps cp.async, =2 (tests, diagnosis) takes them at any
-       page size */
+       page size, =3 (diagnosis) at multiples of 16 too */
     static int f8g_env = -1;
     const int f8ge = hd_f8g_force >= 0 ? hd_f8g_force : hd_env_int_or("MLA_HD_F8G", &f8g_env, 1);
-    if (f8k && !p.tma && !narrow && !dbg && f8ge != 0 && p.page_size % 16 != 0) {
+    if (f8k && (!p.tma || f8ge == 3) && !narrow && !dbg && f8ge != 0 && (p.page_size % 16 != 0 || f8ge == 3)) {
         /* g % 4 == 0 (pages 49..63, 113..127, ...): a tile is 64 rows of one page, one 64-row box */
         const int g = (p.page_size + 15) / 16, gbox = g % 4 == 0 ? HD_KEYS : 16;
         if ((f8ge == 2 || 4 * p.page_size >= 3 * 16 * g) && hd_make_kv_map(a, gbox, &p.kv_map, &p.kv_map2, &p.kv_map3, 1)) {
