@@ -201,7 +201,9 @@
          Where the groups of a page come in fours (pages 49..63, 113..127, ...) a tile is 64 rows of
          one page: one 64-row box (one issuer, 10 copies instead of 40): page 61 214.5 -> 218.5, 120
          212.5 -> 215.5, s_q=1 +1.7%, causal page 56 +2.5%, b=4 +2% (predicted ~232 at page 61 from
-         page 64's 246 x 61/64: the issue was not what held it at 215).
+         page 64's 246 x 61/64: the issue was not what held it at 215). Forced onto page 64 (MLA_HD_F8G=3,
+         the standard kernel's tiles) this kernel runs 226 against 246: its own code costs 7%; the
+         producer's per-row divisions (now a step a tile, hd_f8_grow) were +0.5..1% of it.
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
@@ -605,15 +607,11 @@ MLA_DEV int hd_pt_tiles(const hd_params &p, int keys) {
  * TMA box each, its rows past the page zeros (the box runs out of the tensor's page dimension). The
  * tiles hold 16 g rows a page for page_size keys (page 61: 61 / 64, page 100: 100 / 112). Under a
  * causal mask the softmax takes each sub-block's first key from the producer (HD_KGRP, gp 3: its own
- * kernel). hd_g_start: the first key of group gi;
- * hd_g_key: the key at row r of tile t, -1 where the row is past its page. */
+ * kernel). hd_g_start: the first key of group gi (the producer steps from tile to tile instead:
+ * hd_f8_grow). */
 MLA_DEV int hd_g_start(const hd_params &p, int gi) {
     const int pi = gi / p.f8g;
     return pi * p.page_size + 16 * (gi - pi * p.f8g);
-}
-MLA_DEV int hd_g_key(const hd_params &p, int t, int r) {
-    const int gi = 4 * t + (r >> 4), pi = gi / p.f8g, row = 16 * (gi - pi * p.f8g) + (r & 15);
-    return row < p.page_size ? pi * p.page_size + row : -1;
 }
 MLA_DEV int hd_g_tiles(const hd_params &p, int keys) {
     const int f = keys / p.page_size;
@@ -1312,7 +1310,7 @@ MLA_DEV void hd_producer_gtma(const hd_params &p, const hd_job &J, hd_small *sm,
  * n-2, the raw rows land inside the stage itself: latent slot j (the 64 rows x 64 B of latent
  * columns 64j..64j+63) at HD_F8_RAW + 4096 j, the rope straight into chunk 8 in its final
  * swizzled layout, the scales (16 B per row) at the stage's start. TMA when page_size % 16 == 0
- * or on group tiles (gt, p.f8g: sub-block w = 16-row group 4t + w, hd_g_key) (per sub-block of box rows: 8 slot boxes, the rope box and the scales box on landed[st], issued
+ * or on group tiles (gt, p.f8g: sub-block w = 16-row group 4t + w, hd_f8_grow) (per sub-block of box rows: 8 slot boxes, the rope box and the scales box on landed[st], issued
  * by the sub-block's producer issuer as soon as the stage is free, polled between conversion phases,
  * or, in the FP8 kernel's seesaw program, by consumer 1 (hd_f8_refill, warp w sub-block w); an L2
  * prefetch of tile n+2's rows), else cp.async (41 pieces per row through the block table, zero-filled where no key).
@@ -1443,9 +1441,16 @@ MLA_DEV void hd_f8_refill(const hd_params &p, const hd_job &J, uint32_t sbase, u
  * hd_f8_get / the scale loads vs hd_f8_put, also with barrier.sync or a __syncwarp before it) and
  * reports 0 with the mbarrier; speed unchanged (H200 bench within 1%) */
 #define HD_F8_BAR() do { hd_mbar_arrive(pbar); hd_mbar_wait(pbar, pph); pph ^= 1u; } while (0)
-/* group tiles: the cache row at row r of tile n (NULL: no key there), *key its key */
-MLA_DEV const uint8_t *hd_f8_grow(const hd_params &p, const hd_job &J, int n, int r, int *key) {
-    *key = hd_g_key(p, J.t_begin + n, r);
+/* group tiles: the cache row at row r of the tile whose first group is group gr of page gp (NULL: no
+   key there), *key its key; no division (the producer steps gp, gr a tile: hd_g_step) */
+MLA_DEV const uint8_t *hd_f8_grow(const hd_params &p, const hd_job &J, int gpg, int gr, int r, int *key) {
+    int rw = gr + (r >> 4), pw = gpg;
+    while (rw >= p.f8g) { /* at most 3 steps */
+        rw -= p.f8g;
+        pw++;
+    }
+    const int row = 16 * rw + (r & 15);
+    *key = row < p.page_size ? pw * p.page_size + row : -1;
     return *key >= 0 ? hd_f8_row(p, J, *key) : NULL;
 }
 MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, uint32_t sbase,
@@ -1484,13 +1489,19 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
     /* the FP8 kernel's seesaw program: consumer 1 issues tiles 2.. (hd_f8_refill); the exact program's
        consumers do not */
     const int ci = f8 && p.tma && !exact && J.nt > 1;
+    /* gt: tile n's first group is group gr of page gpg (one division a segment; then four groups a tile) */
+    int gpg = 0, gr = 0;
+    if (gt) {
+        gpg = 4 * J.t_begin / p.f8g;
+        gr = 4 * J.t_begin - gpg * p.f8g;
+    }
     for (int n = 0; n < J.nt; n++) {
         const int st = n & 1, k = n >> 1;
         const int key0 = (J.t_begin + n) * HD_KEYS;
         HD_T(2, 0, n);
         int ka = key0 + r, kb = key0 + r + 32; /* rows r, r + 32: their keys (gt: group tiles) */
-        const int oa = (gt ? hd_f8_grow(p, J, n, r, &ka) : hd_f8_row(p, J, key0 + r)) != NULL;
-        const int ob = (gt ? hd_f8_grow(p, J, n, r + 32, &kb) : hd_f8_row(p, J, key0 + r + 32)) != NULL;
+        const int oa = (gt ? hd_f8_grow(p, J, gpg, gr, r, &ka) : hd_f8_row(p, J, key0 + r)) != NULL;
+        const int ob = (gt ? hd_f8_grow(p, J, gpg, gr, r + 32, &kb) : hd_f8_row(p, J, key0 + r + 32)) != NULL;
         if (p.tma) { /* the issuers issued tile n after the stage's "empty"; landed orders us after it */
             if (issuer && !ci) while (next <= n) hd_f8_try(p, J, sbase, empty0, landed0, &next, 1, iw, gt);
             hd_mbar_wait(landed0 + 8u * st, (uint32_t)(k & 1));
@@ -1500,7 +1511,7 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
         HD_T(2, 1, n);
         if (tid < 64) { /* the tile's metadata (its last readers, of tile n-4, are done) */
             int kt;
-            const uint8_t *row = gt ? hd_f8_grow(p, J, n, tid, &kt) : hd_f8_row(p, J, key0 + tid);
+            const uint8_t *row = gt ? hd_f8_grow(p, J, gpg, gr, tid, &kt) : hd_f8_row(p, J, key0 + tid);
             const uint32_t v = __ballot_sync(0xffffffffu, row != NULL);
             if ((tid & 31) == 0) sm->kv_valid[n & 3][tid >> 5] = v;
             if (tid == 0) {
@@ -1590,6 +1601,13 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
         hd_chunks_done(full0, st, 4, 8, tid);
         HD_F8_POLL();
         HD_T(2, 3, n);
+        if (gt) { /* the next tile's first group */
+            gr += 4;
+            while (gr >= p.f8g) {
+                gr -= p.f8g;
+                gpg++;
+            }
+        }
     }
 #undef HD_F8_POLL
 #undef HD_F8_BAR
