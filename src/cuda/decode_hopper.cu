@@ -1443,14 +1443,18 @@ MLA_DEV void hd_f8_refill(const hd_params &p, const hd_job &J, uint32_t sbase, u
 #define HD_F8_BAR() do { hd_mbar_arrive(pbar); hd_mbar_wait(pbar, pph); pph ^= 1u; } while (0)
 /* group tiles: the cache row at row r of the tile whose first group is group gr of page gp (NULL: no
    key there), *key its key; no division (the producer steps gp, gr a tile: hd_g_step) */
-MLA_DEV const uint8_t *hd_f8_grow(const hd_params &p, const hd_job &J, int gpg, int gr, int r, int *key) {
-    int rw = gr + (r >> 4), pw = gpg;
-    while (rw >= p.f8g) { /* at most 3 steps */
-        rw -= p.f8g;
-        pw++;
+/* group tiles: (page *gpg, group *gr) moved on by d groups (a few steps: d <= 4) */
+MLA_DEV void hd_g_add(const hd_params &p, int *gpg, int *gr, int d) {
+    *gr += d;
+    while (*gr >= p.f8g) {
+        *gr -= p.f8g;
+        (*gpg)++;
     }
-    const int row = 16 * rw + (r & 15);
-    *key = row < p.page_size ? pw * p.page_size + row : -1;
+}
+MLA_DEV const uint8_t *hd_f8_grow(const hd_params &p, const hd_job &J, int gpg, int gr, int r, int *key) {
+    hd_g_add(p, &gpg, &gr, r >> 4);
+    const int row = 16 * gr + (r & 15);
+    *key = row < p.page_size ? gpg * p.page_size + row : -1;
     return *key >= 0 ? hd_f8_row(p, J, *key) : NULL;
 }
 MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, uint32_t sbase,
@@ -1518,7 +1522,11 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
                 sm->nvalid[n & 3] = HD_KEYS; /* rows without a key are zeros: nothing to zero */
                 sm->mode[st] = exact;
             }
-            if (gt && causal && tid < 4) HD_KGRP(sm)[n & 3][tid] = hd_g_start(p, 4 * (J.t_begin + n) + tid);
+            if (gt && causal && tid < 4) {
+                int pw = gpg, rw = gr;
+                hd_g_add(p, &pw, &rw, tid);
+                HD_KGRP(sm)[n & 3][tid] = pw * p.page_size + 16 * rw;
+            }
             if (!gt) sm->rows[0][tid] = row; /* (gt: rows[0] holds HD_KGRP) */
         }
         uint8_t *g = gbase + (st ? HD_SK1 : HD_SK0);
@@ -1601,13 +1609,7 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
         hd_chunks_done(full0, st, 4, 8, tid);
         HD_F8_POLL();
         HD_T(2, 3, n);
-        if (gt) { /* the next tile's first group */
-            gr += 4;
-            while (gr >= p.f8g) {
-                gr -= p.f8g;
-                gpg++;
-            }
-        }
+        if (gt) hd_g_add(p, &gpg, &gr, 4); /* the next tile's first group */
     }
 #undef HD_F8_POLL
 #undef HD_F8_BAR
