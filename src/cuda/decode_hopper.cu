@@ -198,6 +198,15 @@
          calls take hd_decode_kernel_v7_f8_gc: the producer hands each sub-block's first key to the
          masked softmax (HD_KGRP); compiled into the non-causal kernel that cost it 1-2% (14 LDL/STL in
          its loops): causal page 61 153 -> 212.5 TF, page 100 153 -> 184, rope-aware 124 -> 157.5.
+     v33 consumer 1's refills in the FP8 kernels without a division (hd_pos_refill): the sub-block's (page
+         index, row) stepped 64 rows a tile; they had held consumer 1 between its P.V and its S (seven
+         divisions a refill on group tiles, two on 16-row-multiple pages). Found by the group-tile kernel
+         forced onto page 64 (MLA_HD_F8G=3, 226 against 246 TF): HD_TRACE put its ~1.1K more cycles a
+         pair in the chain through the consumers, ncu in their integer instructions (+6%) and fetch
+         stalls. H100 same run, 8K s_q=2 FP8 default: page 64 244 -> 253 TF, 48 232 -> 247, 16 229.5 ->
+         233, 61 219 -> 242.5, 100 199 -> 220.5, causal 244.5 -> 252, s_q=1 235 -> 244.5, b=4 32K 433 ->
+         450 GB/s. Not kept: the producer's rows by a division-free lookup too (rope-aware page 61 159 ->
+         171 TF, but the exact program there 162 -> 144: ptxas's allocation; both left as they were).
          Where the groups of a page come in fours (pages 49..63, 113..127, ...) a tile is 64 rows of
          one page: one 64-row box (one issuer, 10 copies instead of 40): page 61 214.5 -> 218.5, 120
          212.5 -> 215.5, s_q=1 +1.7%, causal page 56 +2.5%, b=4 +2% (predicted ~232 at page 61 from
@@ -244,7 +253,7 @@
    MLA_KV_FP8: all four warps load raw tiles into the stage and dequantize them there (see the
    FP8 section of the producer); the consumers are the same, except that in the FP8 kernel
    (hd_decode_kernel_v7_f8, default precision) consumer 1 takes the other's tile before its own and,
-   on the TMA path, issues the copies of tiles 2.. (hd_f8_refill: warp w sub-block w).
+   on the TMA path, issues the copies of tiles 2.. (hd_pos_refill: warp w sub-block w).
    Warpgroups 1, 2 = consumers c = 0, 1 (setmaxnreg 224): consumer c owns O[:, 256c, 256c+256)
    (128 f32 registers per thread) and the tiles t with t % 2 == c (see hd_consumer):
      own tile:  S = Q K^T (36 x m64n64k16, Q and K K-major in smem), mask, running max (lazy),
@@ -1312,7 +1321,7 @@ MLA_DEV void hd_producer_gtma(const hd_params &p, const hd_job &J, hd_small *sm,
  * swizzled layout, the scales (16 B per row) at the stage's start. TMA when page_size % 16 == 0
  * or on group tiles (gt, p.f8g: sub-block w = 16-row group 4t + w, hd_f8_grow) (per sub-block of box rows: 8 slot boxes, the rope box and the scales box on landed[st], issued
  * by the sub-block's producer issuer as soon as the stage is free, polled between conversion phases,
- * or, in the FP8 kernel's seesaw program, by consumer 1 (hd_f8_refill, warp w sub-block w); an L2
+ * or, in the FP8 kernel's seesaw program, by consumer 1 (hd_pos_refill, warp w sub-block w); an L2
  * prefetch of tile n+2's rows), else cp.async (41 pieces per row through the block table, zero-filled where no key).
  * Then thread tid reads the scales of its rows r = tid / 4 and r + 32 (a barrier: chunk 0 is
  * written next) and dequantizes columns 16 (tid % 4) .. + 15 of every slot of both rows into the
@@ -1378,13 +1387,11 @@ MLA_DEV int32_t hd_f8_page(const hd_params &p, const hd_job &J, int m, int w, co
     const int key0 = hd_f8_key0(p, J, m, w, gt);
     return key0 < J.seq ? p.bt[(int64_t)J.b * p.bt_stride + key0 / p.page_size] : -1;
 }
-/* pg: the sub-block's page (hd_f8_page) when the caller looked it up ahead, else HD_PAGE_LOOKUP */
-#define HD_PAGE_LOOKUP (-3)
 MLA_DEV void hd_f8_issue(const hd_params &p, const hd_job &J, uint32_t sbase, uint32_t landed0, int m, int w,
-                         int32_t pg = HD_PAGE_LOOKUP, const int gt = 0) {
+                         const int gt = 0) {
     const int box = p.box, key0 = hd_f8_key0(p, J, m, w, gt);
     const uint32_t bar = landed0 + 8u * (uint32_t)(m & 1);
-    const int32_t page = pg == HD_PAGE_LOOKUP ? hd_f8_page(p, J, m, w, gt) : pg;
+    const int32_t page = hd_f8_page(p, J, m, w, gt);
     if (page >= 0 && page < p.num_pages) {
         const int row = key0 % p.page_size;
         const uint32_t dst = sbase + ((m & 1) ? HD_SK1 : HD_SK0);
@@ -1404,6 +1411,62 @@ MLA_DEV void hd_f8_issue(const hd_params &p, const hd_job &J, uint32_t sbase, ui
                            (uint32_t)((gt ? min(box, p.page_size - key2 % p.page_size) : box) * p.row_bytes));
     }
 }
+/* group tiles: (page index *gpg, group *gr) moved on by d groups (a few steps: d <= 8) */
+MLA_DEV void hd_g_add(const hd_params &p, int *gpg, int *gr, int d) {
+    *gr += d;
+    while (*gr >= p.f8g) {
+        *gr -= p.f8g;
+        (*gpg)++;
+    }
+}
+/* Consumer 1's refills (v33): sub-block w of tile m as (page index pi, row in that page), stepped 64
+ * rows a tile by the caller (hd_pos_add) over pages of span rows (page_size; on group tiles 16 f8g,
+ * the groups' rows), so that they divide nothing: the page of its keys (hd_pos_page, -1 past
+ * seq_len) and its copies (hd_pos_issue: hd_f8_issue's at that row; the L2 prefetch of tile m + 2
+ * two tiles on). With the divisions of hd_f8_key0 and key % page (seven a refill on group tiles, two
+ * on the others) the refills held consumer 1 between its P.V and its S: on group tiles ~8% of the
+ * kernel's time (page-64 tiles forced onto that kernel, MLA_HD_F8G=3: 226 against 246 TF; HD_TRACE
+ * put it in the pair's chain, ncu in the consumers' integer instructions). */
+MLA_DEV void hd_pos_add(int span, int *pi, int *row, int d) {
+    *row += d;
+    while (*row >= span) {
+        *row -= span;
+        (*pi)++;
+    }
+}
+MLA_DEV int32_t hd_pos_page(const hd_params &p, const hd_job &J, int pi, int row) {
+    return pi * p.page_size + row < J.seq ? p.bt[(int64_t)J.b * p.bt_stride + pi] : -1;
+}
+/* FP8 kernel (v22, v29), TMA path: consumer 1's warp w (lane 0) issues sub-block w of tile m >= 2
+ * once its stage is free. That consumer is the last reader of most stages and idle while its next
+ * tile dequantizes; the producer's issuers, polling between their conversion phases, often found the
+ * stage still busy and stalled their warps (the page lookup) inside the next tile's conversion. One
+ * thread issuing the 4 sub-blocks of page 16 measured -28% (serial page lookups), four lanes of one
+ * warp +1%, a warp each +13%. */
+MLA_DEV void hd_pos_refill(const hd_params &p, const hd_job &J, uint32_t sbase, uint32_t empty0, uint32_t landed0, int m,
+                           int w, int pi, int row, int32_t page, int span, const int gt) {
+    if (m >= J.nt) return;
+    hd_wait_free(empty0, m & 1, (uint32_t)(((m >> 1) - 1) & 1));
+    const int box = p.box;
+    const uint32_t bar = landed0 + 8u * (uint32_t)(m & 1);
+    if (page >= 0 && page < p.num_pages) {
+        const uint32_t dst = sbase + ((m & 1) ? HD_SK1 : HD_SK0);
+        hd_mbar_expect_tx(bar, (uint32_t)(box * p.row_bytes));
+#pragma unroll
+        for (int j = 0; j < 8; j++) hd_tma_3d(dst + HD_F8_RAW + j * HD_F8_SLOT + w * box * 64, &p.kv_map, 64 * j, row, page, bar);
+        hd_tma_3d(dst + 8 * HD_CHUNK + w * box * 128, &p.kv_map2, p.rope_off, row, page, bar);
+        if (!p.ra) hd_tma_3d(dst + w * box * 16, &p.kv_map3, HD_F8_SCALES, row, page, bar);
+    } else {
+        hd_mbar_arrive(bar);
+    }
+    if (p.f8_pf && m + 2 < J.nt) {
+        hd_pos_add(span, &pi, &row, 2 * HD_KEYS);
+        const int32_t pg2 = hd_pos_page(p, J, pi, row);
+        if (pg2 >= 0 && pg2 < p.num_pages) /* (gt: the rows inside the page) */
+            hd_prefetch_l2(p.kv + (int64_t)pg2 * p.page_stride + (int64_t)row * p.row_bytes,
+                           (uint32_t)((gt ? min(box, p.page_size - row) : box) * p.row_bytes));
+    }
+}
 /* issuer w: issue its sub-block of tile *next if the stage is free (block: wait for it); 1 when issued */
 MLA_DEV int hd_f8_try(const hd_params &p, const hd_job &J, uint32_t sbase, uint32_t empty0, uint32_t landed0, int *next,
                       int block, int w, const int gt) {
@@ -1417,22 +1480,9 @@ MLA_DEV int hd_f8_try(const hd_params &p, const hd_job &J, uint32_t sbase, uint3
                    hd_mbar_test(hd_emptyp(empty0, st, 2), par)))
             return 0;
     }
-    hd_f8_issue(p, J, sbase, landed0, m, w, HD_PAGE_LOOKUP, gt);
+    hd_f8_issue(p, J, sbase, landed0, m, w, gt);
     *next = m + 1;
     return 1;
-}
-
-/* FP8 kernel (v22, v29), TMA path: consumer 1's warp w (lane 0) issues sub-block w of tile m >= 2
- * once its stage is free. That consumer is the last reader of most stages and idle while its next
- * tile dequantizes; the producer's issuers, polling between their conversion phases, often found the
- * stage still busy and stalled their warps (the page lookup) inside the next tile's conversion. One
- * thread issuing the 4 sub-blocks of page 16 measured -28% (serial page lookups), four lanes of one
- * warp +1%, a warp each +13%. */
-MLA_DEV void hd_f8_refill(const hd_params &p, const hd_job &J, uint32_t sbase, uint32_t empty0, uint32_t landed0, int m,
-                          int w, int32_t pg, const int gt) {
-    if (m >= J.nt) return;
-    hd_wait_free(empty0, m & 1, (uint32_t)(((m >> 1) - 1) & 1));
-    hd_f8_issue(p, J, sbase, landed0, m, w, pg, gt);
 }
 
 /* barrier over the 128 producer threads: an mbarrier (pbar, 128 arrivals; each thread flips its own
@@ -1441,16 +1491,8 @@ MLA_DEV void hd_f8_refill(const hd_params &p, const hd_job &J, uint32_t sbase, u
  * hd_f8_get / the scale loads vs hd_f8_put, also with barrier.sync or a __syncwarp before it) and
  * reports 0 with the mbarrier; speed unchanged (H200 bench within 1%) */
 #define HD_F8_BAR() do { hd_mbar_arrive(pbar); hd_mbar_wait(pbar, pph); pph ^= 1u; } while (0)
-/* group tiles: the cache row at row r of the tile whose first group is group gr of page gp (NULL: no
-   key there), *key its key; no division (the producer steps gp, gr a tile: hd_g_step) */
-/* group tiles: (page *gpg, group *gr) moved on by d groups (a few steps: d <= 4) */
-MLA_DEV void hd_g_add(const hd_params &p, int *gpg, int *gr, int d) {
-    *gr += d;
-    while (*gr >= p.f8g) {
-        *gr -= p.f8g;
-        (*gpg)++;
-    }
-}
+/* group tiles: the cache row at row r of the tile whose first group is group gr of page index gpg
+   (NULL: no key there), *key its key; no division (the producer steps gpg, gr a tile: hd_g_add) */
 MLA_DEV const uint8_t *hd_f8_grow(const hd_params &p, const hd_job &J, int gpg, int gr, int r, int *key) {
     hd_g_add(p, &gpg, &gr, r >> 4);
     const int row = 16 * gr + (r & 15);
@@ -1490,7 +1532,7 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
         }
         HD_BAR_OR(7, 128, bad, exact);
     }
-    /* the FP8 kernel's seesaw program: consumer 1 issues tiles 2.. (hd_f8_refill); the exact program's
+    /* the FP8 kernel's seesaw program: consumer 1 issues tiles 2.. (hd_pos_refill); the exact program's
        consumers do not */
     const int ci = f8 && p.tma && !exact && J.nt > 1;
     /* gt: tile n's first group is group gr of page gpg (one division a segment; then four groups a tile) */
@@ -2457,18 +2499,28 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                sub-blocks of page 16 serialize their copies: +1% against the producer's issuers; a warp
                each: +13%) */
             const int fw = tid >> 5, refill = p.tma && (tid & 31) == 0 && fw < HD_KEYS / p.box;
+            /* sub-block fw of tile t + 2 as (page index, row), stepped a pair at a time (v33) */
+            const int span = gt ? 16 * p.f8g : p.page_size;
+            int spi = 0, srow = 0;
+            if (refill) {
+                const int k2 = gt ? 4 * (J.t_begin + 2) + fw : (J.t_begin + 2) * HD_KEYS + fw * p.box; /* group / key */
+                spi = gt ? k2 / p.f8g : k2 / p.page_size;
+                srow = gt ? 16 * (k2 - spi * p.f8g) : k2 - spi * p.page_size;
+            }
             for (;; t += 2) { /* pending: [] */
                 const int u = t + 1;
-                /* the pages of tiles t+2, u+2 (hd_f8_refill below), looked up while P_t comes */
-                const int32_t pgt = refill && t + 2 < J.nt ? hd_f8_page(p, J, t + 2, fw, gt) : -1;
-                const int32_t pgu = refill && u + 2 < J.nt ? hd_f8_page(p, J, u + 2, fw, gt) : -1;
+                int upi = spi, urow = srow; /* tile u + 2's */
+                hd_pos_add(span, &upi, &urow, HD_KEYS);
+                /* the pages of tiles t+2, u+2 (hd_pos_refill below), looked up while P_t comes */
+                const int32_t pgt = refill && t + 2 < J.nt ? hd_pos_page(p, J, spi, srow) : -1;
+                const int32_t pgu = refill && u + 2 < J.nt ? hd_pos_page(p, J, upi, urow) : -1;
                 HD_T(1, 13, t);
                 hd_take_pv(sm, C, t, 0, r0, pready0, full0, sp, sk0, gk0, 1, tid, al); /* [PV_t P tile, PV_t rest] */
                 HD_WGMMA_WAIT(0); /* [] */
                 hd_pin(C.o, 128);
                 hd_pay_pv(empty0, 0, 1);
                 HD_T(1, 14, t);
-                if (refill) hd_f8_refill(p, J, sbase, empty0, landed0, t + 2, fw, pgt, gt);
+                if (refill) hd_pos_refill(p, J, sbase, empty0, landed0, t + 2, fw, spi, srow, pgt, span, gt);
                 HD_T(1, 16, u);
                 const uint32_t pu = (uint32_t)((u >> 1) & 1);
                 hd_wait_chunks(full0, 1, 0, 4, pu);
@@ -2488,7 +2540,8 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                 HD_T(1, 12, u);
                 hd_pv_own(C, al, sk1, empty0, 1); /* [PV_u] -> [], paid */
                 HD_T(1, 14, u);
-                if (refill) hd_f8_refill(p, J, sbase, empty0, landed0, u + 2, fw, pgu, gt);
+                if (refill) hd_pos_refill(p, J, sbase, empty0, landed0, u + 2, fw, upi, urow, pgu, span, gt);
+                hd_pos_add(span, &spi, &srow, 2 * HD_KEYS);
                 if (u + 2 >= J.nt) { /* tile t + 2, if any, has no partner: the tail below */
                     t += 2;
                     break;
