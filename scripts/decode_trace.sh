@@ -4,7 +4,7 @@
 # prints the average pair timeline (scripts/trace_summary.py) and where each SM's time goes
 # between CTAs (scripts/cta_summary.py). Traces land in $OUT.
 #   bash scripts/decode_trace.sh [sel mask (default 0x2)]   (PRECS="bf16p": one precision; MLA_BENCH_POOL_PAGES /
-#   MLA_BENCH_NOFLUSH pass through to the test bench: keys in L2)
+#   MLA_BENCH_NOFLUSH pass through to the test bench: keys in L2; MLA_BENCH_PAGE=n: page size n, not 64)
 set -uo pipefail
 OUT=${OUT:-out}; mkdir -p "$OUT"
 T=build-trace

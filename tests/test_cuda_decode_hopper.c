@@ -1373,7 +1373,8 @@ static int cmp_float(const void *x, const void *y) {
 /* fmt: 0 BF16, 1 FP8 (power-of-two scales: the fast path), 2 FP8 (other scales: the exact program),
  * 3 FP8 rope-aware (sigma a power of two; packed q) */
 static void bench_one(h_rng *r, int B, int H, int sq, int seq, int fmt) {
-    const int T = B * sq, page = 64, ppr = (seq + page - 1) / page, npages = B * ppr;
+    const char *pge = getenv("MLA_BENCH_PAGE"); /* diagnosis (decode_trace.sh): another page size than 64 */
+    const int T = B * sq, page = pge && atoi(pge) > 0 ? atoi(pge) : 64, ppr = (seq + page - 1) / page, npages = B * ppr;
     const int rowb = fmt == 3 ? RA_ROW : (fmt ? F8_ROW : 1152);
     const size_t pool_bytes = (size_t)npages * page * rowb, q_n = (size_t)T * H * (fmt == 3 ? RA_ROW / 2 : DK);
     void *d_qsig = NULL, *d_sig = NULL;
