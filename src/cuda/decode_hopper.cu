@@ -198,21 +198,23 @@
          calls take hd_decode_kernel_v7_f8_gc: the producer hands each sub-block's first key to the
          masked softmax (HD_KGRP); compiled into the non-causal kernel that cost it 1-2% (14 LDL/STL in
          its loops): causal page 61 153 -> 212.5 TF, page 100 153 -> 184, rope-aware 124 -> 157.5.
-     v33 consumer 1's refills in the FP8 kernels without a division (hd_pos_refill): the sub-block's (page
-         index, row) stepped 64 rows a tile; they had held consumer 1 between its P.V and its S (seven
-         divisions a refill on group tiles, two on 16-row-multiple pages). Found by the group-tile kernel
-         forced onto page 64 (MLA_HD_F8G=3, 226 against 246 TF): HD_TRACE put its ~1.1K more cycles a
-         pair in the chain through the consumers, ncu in their integer instructions (+6%) and fetch
-         stalls. H100 same run, 8K s_q=2 FP8 default: page 64 244 -> 253 TF, 48 232 -> 247, 16 229.5 ->
-         233, 61 219 -> 242.5, 100 199 -> 220.5, causal 244.5 -> 252, s_q=1 235 -> 244.5, b=4 32K 433 ->
-         450 GB/s. Not kept: the producer's rows by a division-free lookup too (rope-aware page 61 159 ->
-         171 TF, but the exact program there 162 -> 144: ptxas's allocation; both left as they were).
          Where the groups of a page come in fours (pages 49..63, 113..127, ...) a tile is 64 rows of
          one page: one 64-row box (one issuer, 10 copies instead of 40): page 61 214.5 -> 218.5, 120
          212.5 -> 215.5, s_q=1 +1.7%, causal page 56 +2.5%, b=4 +2% (predicted ~232 at page 61 from
          page 64's 246 x 61/64: the issue was not what held it at 215). Forced onto page 64 (MLA_HD_F8G=3,
          the standard kernel's tiles) this kernel runs 226 against 246: its own code costs 7%; the
          producer's per-row divisions (now a step a tile, hd_f8_grow) were +0.5..1% of it.
+     v33 consumer 1's refills in the FP8 kernels without a division (hd_pos_refill): the sub-block's (page
+         index, row) stepped 64 rows a tile; they had held consumer 1 between its P.V and its S (seven
+         divisions a refill on group tiles, two on 16-row-multiple pages). Found by the group-tile kernel
+         forced onto page 64 (MLA_HD_F8G=3, 226 against 246 TF): HD_TRACE put its ~1.1K more cycles a
+         pair in the chain through the consumers, ncu in their integer instructions (+6%) and fetch
+         stalls. The group-tile producer's rows without a division too (hd_f8_grow). H100 same run,
+         8K s_q=2 FP8 default (bench/results.md, session 29): page 64 246 -> 252.5 TF, 61 220 -> 242.5,
+         100 200 -> 220, 120 217.5 -> 240.5, 24 167.5 -> 183, causal 61 217.5 -> 237, s_q=1 61 213 -> 234,
+         b=4 32K 61 402 -> 436 GB/s, rope-aware 61 160 -> 171; 48 232 -> 247, 16 229.5 -> 233. Cost: the
+         exact program at page 61 161 -> 142.5 TF (ptxas's allocation of the producer: the refills alone
+         kept 160.5; page 64's exact program unchanged).
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
@@ -253,7 +255,7 @@
    MLA_KV_FP8: all four warps load raw tiles into the stage and dequantize them there (see the
    FP8 section of the producer); the consumers are the same, except that in the FP8 kernel
    (hd_decode_kernel_v7_f8, default precision) consumer 1 takes the other's tile before its own and,
-   on the TMA path, issues the copies of tiles 2.. (hd_pos_refill: warp w sub-block w).
+   on the TMA path, issues the copies of tiles 2.. (hd_f8_refill: warp w sub-block w).
    Warpgroups 1, 2 = consumers c = 0, 1 (setmaxnreg 224): consumer c owns O[:, 256c, 256c+256)
    (128 f32 registers per thread) and the tiles t with t % 2 == c (see hd_consumer):
      own tile:  S = Q K^T (36 x m64n64k16, Q and K K-major in smem), mask, running max (lazy),
@@ -1497,7 +1499,10 @@ MLA_DEV const uint8_t *hd_f8_grow(const hd_params &p, const hd_job &J, int gpg, 
     hd_g_add(p, &gpg, &gr, r >> 4);
     const int row = 16 * gr + (r & 15);
     *key = row < p.page_size ? gpg * p.page_size + row : -1;
-    return *key >= 0 ? hd_f8_row(p, J, *key) : NULL;
+    if (*key < 0 || *key >= J.seq) return NULL;
+    const int32_t page = p.bt[(int64_t)J.b * p.bt_stride + gpg];
+    if (page < 0 || page >= p.num_pages) return NULL;
+    return p.kv + (int64_t)page * p.page_stride + (int64_t)row * p.row_bytes;
 }
 MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, uint32_t sbase,
                              uint32_t sm_u32, int tid, const int f8, const int gt, const int causal = 0) {
