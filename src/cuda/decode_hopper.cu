@@ -1444,7 +1444,9 @@ MLA_DEV int32_t hd_pos_page(const hd_params &p, const hd_job &J, int pi, int row
  * tile dequantizes; the producer's issuers, polling between their conversion phases, often found the
  * stage still busy and stalled their warps (the page lookup) inside the next tile's conversion. One
  * thread issuing the 4 sub-blocks of page 16 measured -28% (serial page lookups), four lanes of one
- * warp +1%, a warp each +13%. */
+ * warp +1%, a warp each +13%. Its copies repeat hd_f8_issue's: one helper for both moved ptxas's
+ * allocation of the BF16 kernels' producer (stack frame, +32 instructions; session 29), whose SASS
+ * is kept as measured. */
 MLA_DEV void hd_pos_refill(const hd_params &p, const hd_job &J, uint32_t sbase, uint32_t empty0, uint32_t landed0, int m,
                            int w, int pi, int row, int32_t page, int span, const int gt) {
     if (m >= J.nt) return;
