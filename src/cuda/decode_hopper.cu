@@ -411,7 +411,9 @@ static_assert(HD_PRODUCER_REGS + 2 * HD_CONSUMER_REGS <= 3 * ((65536 / HD_THREAD
 /* clock64).                                                                                    */
 
 #ifdef HD_TRACE
+#ifndef HD_TRACE_CTA /* decode_trace.sh: TRACE_CTA=n */
 #define HD_TRACE_CTA 100
+#endif
 #define HD_TRACE_TILES 512
 #define HD_TRACE_EV 32
 /* [role][tile][event] = clock64 (0: not recorded); a plain store, no counter (a global counter's
