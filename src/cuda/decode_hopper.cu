@@ -214,7 +214,9 @@
          100 200 -> 220, 120 217.5 -> 240.5, 24 167.5 -> 183, causal 61 217.5 -> 237, s_q=1 61 213 -> 234,
          b=4 32K 61 402 -> 436 GB/s, rope-aware 61 160 -> 171; 48 232 -> 247, 16 229.5 -> 233. Cost: the
          exact program at page 61 161 -> 142.5 TF (ptxas's allocation of the producer: the refills alone
-         kept 160.5; page 64's exact program unchanged).
+         kept 160.5; page 64's exact program unchanged). The step a tile in O(1) (hd_pos_tile: its loop
+         had run 8 times a pair at page 16, 2M warp instructions by ncu): page 16 235 -> 241.5, 32 248 ->
+         252.5, 48 247 -> 252, s_q=1 page 16 230 -> 233.5; 64 / 61 / 100 unchanged (254 / 243.5 / 221).
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
@@ -1424,9 +1426,9 @@ MLA_DEV void hd_g_add(const hd_params &p, int *gpg, int *gr, int d) {
     }
 }
 /* Consumer 1's refills (v33): sub-block w of tile m as (page index pi, row in that page), stepped 64
- * rows a tile by the caller (hd_pos_add) over pages of span rows (page_size; on group tiles 16 f8g,
+ * rows a tile by the caller (hd_pos_tile) over pages of span rows (page_size; on group tiles 16 f8g,
  * the groups' rows), so that they divide nothing: the page of its keys (hd_pos_page, -1 past
- * seq_len) and its copies (hd_pos_issue: hd_f8_issue's at that row; the L2 prefetch of tile m + 2
+ * seq_len) and its copies (hd_pos_refill: hd_f8_issue's at that row; the L2 prefetch of tile m + 2
  * two tiles on). With the divisions of hd_f8_key0 and key % page (seven a refill on group tiles, two
  * on the others) the refills held consumer 1 between its P.V and its S: on group tiles ~8% of the
  * kernel's time (page-64 tiles forced onto that kernel, MLA_HD_F8G=3: 226 against 246 TF; HD_TRACE
@@ -1434,6 +1436,16 @@ MLA_DEV void hd_g_add(const hd_params &p, int *gpg, int *gr, int d) {
 MLA_DEV void hd_pos_add(int span, int *pi, int *row, int d) {
     *row += d;
     while (*row >= span) {
+        *row -= span;
+        (*pi)++;
+    }
+}
+/* one tile on (64 rows) in O(1): 64 rows = pq pages of span rows + pr rows, worked out once a segment
+   (hd_pos_add's loop ran 8 times a pair at page 16: 2M warp instructions, page 16 -8% against 64) */
+MLA_DEV void hd_pos_tile(int span, int pq, int pr, int *pi, int *row) {
+    *row += pr;
+    *pi += pq;
+    if (*row >= span) {
         *row -= span;
         (*pi)++;
     }
@@ -2509,7 +2521,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                each: +13%) */
             const int fw = tid >> 5, refill = p.tma && (tid & 31) == 0 && fw < HD_KEYS / p.box;
             /* sub-block fw of tile t + 2 as (page index, row), stepped a pair at a time (v33) */
-            const int span = gt ? 16 * p.f8g : p.page_size;
+            const int span = gt ? 16 * p.f8g : p.page_size, pq = HD_KEYS / span, pr = HD_KEYS - pq * span;
             int spi = 0, srow = 0;
             if (refill) {
                 const int k2 = gt ? 4 * (J.t_begin + 2) + fw : (J.t_begin + 2) * HD_KEYS + fw * p.box; /* group / key */
@@ -2519,7 +2531,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
             for (;; t += 2) { /* pending: [] */
                 const int u = t + 1;
                 int upi = spi, urow = srow; /* tile u + 2's */
-                hd_pos_add(span, &upi, &urow, HD_KEYS);
+                hd_pos_tile(span, pq, pr, &upi, &urow);
                 /* the pages of tiles t+2, u+2 (hd_pos_refill below), looked up while P_t comes */
                 const int32_t pgt = refill && t + 2 < J.nt ? hd_pos_page(p, J, spi, srow) : -1;
                 const int32_t pgu = refill && u + 2 < J.nt ? hd_pos_page(p, J, upi, urow) : -1;
@@ -2550,7 +2562,9 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                 hd_pv_own(C, al, sk1, empty0, 1); /* [PV_u] -> [], paid */
                 HD_T(1, 14, u);
                 if (refill) hd_pos_refill(p, J, sbase, empty0, landed0, u + 2, fw, upi, urow, pgu, span, gt);
-                hd_pos_add(span, &spi, &srow, 2 * HD_KEYS);
+                spi = upi; /* tile t + 4's: u + 2's one tile on */
+                srow = urow;
+                hd_pos_tile(span, pq, pr, &spi, &srow);
                 if (u + 2 >= J.nt) { /* tile t + 2, if any, has no partner: the tail below */
                     t += 2;
                     break;
