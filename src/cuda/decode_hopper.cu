@@ -1417,14 +1417,6 @@ MLA_DEV void hd_f8_issue(const hd_params &p, const hd_job &J, uint32_t sbase, ui
                            (uint32_t)((gt ? min(box, p.page_size - key2 % p.page_size) : box) * p.row_bytes));
     }
 }
-/* group tiles: (page index *gpg, group *gr) moved on by d groups (a few steps: d <= 8) */
-MLA_DEV void hd_g_add(const hd_params &p, int *gpg, int *gr, int d) {
-    *gr += d;
-    while (*gr >= p.f8g) {
-        *gr -= p.f8g;
-        (*gpg)++;
-    }
-}
 /* Consumer 1's refills (v33): sub-block w of tile m as (page index pi, row in that page), stepped 64
  * rows a tile by the caller (hd_pos_tile) over pages of span rows (page_size; on group tiles 16 f8g,
  * the groups' rows), so that they divide nothing: the page of its keys (hd_pos_page, -1 past
@@ -1440,6 +1432,8 @@ MLA_DEV void hd_pos_add(int span, int *pi, int *row, int d) {
         (*pi)++;
     }
 }
+/* group tiles: (page index *gpg, group *gr) moved on by d groups (a few steps: d <= 8) */
+MLA_DEV void hd_g_add(const hd_params &p, int *gpg, int *gr, int d) { hd_pos_add(p.f8g, gpg, gr, d); }
 /* one tile on (64 rows) in O(1): 64 rows = pq pages of span rows + pr rows, worked out once a segment
    (hd_pos_add's loop ran 8 times a pair at page 16: 2M warp instructions, page 16 -8% against 64) */
 MLA_DEV void hd_pos_tile(int span, int pq, int pr, int *pi, int *row) {
