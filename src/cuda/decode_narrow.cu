@@ -1561,18 +1561,6 @@ MLA_DEV void hs_softmax(const hd_params &p, hn_small *sh, uint8_t *sm, uint32_t 
     }
 #pragma unroll
     for (int i = 0; i < 32; i++) y[i] = hd_ex2(y[i] - base[2 * (i >> 2) + (i & 1)]);
-    { /* row sums: P' 2^-e_k = exp2(x - m) */
-        const float g0 = hw_pow2(-e0), g1 = hw_pow2(-e1);
-        float ls[2];
-#pragma unroll
-        for (int j = 0; j < 8; j++) {
-            u[2 * j] = y[4 * j] * g0 + y[4 * j + 2] * g1;
-            u[2 * j + 1] = y[4 * j + 1] * g0 + y[4 * j + 3] * g1;
-        }
-        hs_rs(u, g, 0, ls);
-        lrow[0] += ls[0];
-        lrow[1] += ls[1];
-    }
     { /* P' as f16, transposed into [64 rows][64 keys] by stmatrix .trans: matrix (j, h) = keys 16w + 8h ..,
          rows 8j ..; one x4 store per 16 rows */
         const int mi = lane >> 3, jr = lane & 7;
@@ -1593,6 +1581,18 @@ MLA_DEV void hs_softmax(const hd_params &p, hn_small *sh, uint8_t *sm, uint32_t 
     }
     hd_fence_proxy_async();
     hd_mbar_arrive(smem_u32(&sh->pready[n & 1]));
+    { /* row sums: P' 2^-e_k = exp2(x - m); after P's hand-over, off the other consumer's wait for it */
+        const float g0 = hw_pow2(-e0), g1 = hw_pow2(-e1);
+        float ls[2];
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            u[2 * j] = y[4 * j] * g0 + y[4 * j + 2] * g1;
+            u[2 * j + 1] = y[4 * j + 1] * g0 + y[4 * j + 3] * g1;
+        }
+        hs_rs(u, g, 0, ls);
+        lrow[0] += ls[0];
+        lrow[1] += ls[1];
+    }
 }
 
 /* 1 when hs_scores_1c's K' is exact for a key with these four scales: the largest |s| a normal float
