@@ -217,6 +217,14 @@
          kept 160.5; page 64's exact program unchanged). The step a tile in O(1) (hd_pos_tile: its loop
          had run 8 times a pair at page 16, 2M warp instructions by ncu): page 16 235 -> 241.5, 32 248 ->
          252.5, 48 247 -> 252, s_q=1 page 16 230 -> 233.5; 64 / 61 / 100 unchanged (254 / 243.5 / 221).
+     v34 the bf16p base kernel's f32 row sums (lse) after P's hand-over (hd_late_sums: the consumer adds
+         them under its own P.V): 32 FADDs fewer on the chain from S to the published P, which each
+         instruction there lengthens (tried alongside: exponentials by an FMA-pipe polynomial, 12 of 32,
+         -5%; so the softmax is bound by its instructions' issue, not by the MUFU pipe). H100 same run,
+         3 rounds: bf16p s_q=2 4K / 8K / 16K 592 -> 595 / 638 -> 645 / 656 -> 667 TF, causal 638 -> 644,
+         page 61 592 -> 597; the _ep kernel keeps its sums in the softmax (after its P.V: s_q=1 -1.2%,
+         b=4 -1.1%). Not kept (bench/results.md, session 30): the row max as a tree (neutral), the key
+         bits loaded before S's wait (neutral; 36 LDL/STL in the _ep kernel's loops).
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------

@@ -45,6 +45,10 @@
          entry). s1 bf16p h128 s_q=2 4K / 8K / 32K 371 / 412 / 442 -> 410 / 430 / 444 TF, s_q=1 412 ->
          422, b=4 32K 696 -> 817 GB/s (same-run A/B); n1 unchanged, w1 within -2% (its end keeps the
          direct stores: staged, ptxas spilled more inside its loop)
+     l1  (s1, session 30) the owner's row sums (16 multiplies and a reduce-scatter of 14 shuffles) after
+         its pready arrival, not before: the other consumer waits for P, not for them. H100 same run,
+         3 rounds: s1 bf16p h128 s_q=2 4K / 8K / 16K 411 -> 414 / 433 -> 439 / 451 -> 456 TF, s_q=1 8K
+         423 -> 430, b=4 32K 813 -> 822 GB/s, page 16 432 -> 438
    TFLOPS / bytes as decode_hopper.cu counts them (656 B per key).
 
    ---- design -----------------------------------------------------------------------------------
