@@ -161,7 +161,10 @@ typedef enum mla_precision {
                                   4e-3 for unit-scale values, past SPEC 5's atol). The CUDA Hopper decode
                                   then skips its second P.V term (1.47x less tensor work) on BF16
                                   caches; FP8 caches and the other paths compute as with
-                                  MLA_PRECISION_SPEC (on Hopper that program is the faster one there). */
+                                  MLA_PRECISION_SPEC (on Hopper that program is the faster one there).
+                                  Domain: |scale * log2(e) * q.k| below ~2^29 (FlashMLA's scaling: the
+                                  scale inside P's FMA); past ~2^31 a row's out and lse may be NaN,
+                                  never finite and wrong. MLA_PRECISION_SPEC has no such limit. */
 } mla_precision;
 
 typedef struct mla_decode_args {

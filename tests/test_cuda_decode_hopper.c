@@ -88,6 +88,11 @@ typedef struct hcase {
                                 scales 0: sigma a power of two (SPEC 3), 1: sigma = amax / 448 * (1 + u) */
     int sig_pad;             /* ra: sigma_stride_page = page + sig_pad (NaN in the padding); 0: stride 0 */
     int p1;                  /* MLA_PRECISION_BF16_P: out within TOL_BF16P_OUT, lse within SPEC 5 */
+    int grow;                /* BF16 and FP8: the rope columns of the keys of tiles 3, 7 and 11 (64 keys each) times
+                                2^(2 tile): their scores pass the running max by ~2^4, ~2^12 and ~2^20 in log2
+                                units (the lazy max's moves; exp2 of a score overflows past the old max).
+                                Scaled scores stay below ~2^25: MLA_PRECISION_BF16_P's domain is ~2^29 (tile 15,
+                                2^30, broke it: hd_softmax's raw scores, session 31) */
     int narrow;              /* 16 / 32: the raw-tile kernel of that many rows (decode_narrow.cu) must take it */
     int fused;               /* 0 / 1: every run must (not) have combined its splits inside the decode grid
                                 (mla_cuda_decode_hopper_last_fused); -1 (mk): either */
@@ -98,7 +103,10 @@ typedef struct hcase {
 /* MLA_PRECISION_BF16_P (one bf16 P term): per probability 2^-9 relative, out off by up to ~2^-9 of
  * the values' spread (the misses against SPEC 5 are printed per case: "bf16p vs SPEC 5"); lse comes
  * from the f32 row sums and keeps SPEC 5 */
-static const mla_tol TOL_BF16P_OUT = {8e-3, 2.0 / 128, 1e-4};
+/* atol: each P off by up to 2^-9 relative moves out by up to 2^-9 (max v - min v); the tests' N(0, 1)
+ * values spread ~8 over a request's keys: 2^-9 * 8 = 0.0156 (8e-3 until session 31, when one element in
+ * 5.2M of a 80-request case missed it by 3%: 8.3e-3) */
+static const mla_tol TOL_BF16P_OUT = {1.6e-2, 2.0 / 128, 1e-4};
 #define TOL_BF16P_LSE MLA_TOL_LSE
 
 static void case_name(const hcase *c, char *buf, size_t n) {
@@ -108,8 +116,8 @@ static void case_name(const hcase *c, char *buf, size_t n) {
     if (k > 0 && (size_t)k < n) k += snprintf(buf + k, n - (size_t)k, "] seq=[");
     for (int i = 0; i < c->B && k > 0 && (size_t)k < n; i++) k += snprintf(buf + k, n - (size_t)k, "%s%d", i ? "," : "", c->seq[i]);
     if (k > 0 && (size_t)k < n)
-        k += snprintf(buf + k, n - (size_t)k, "]%s sink=%d pads=%d/%d/%d/%d bad_page=%d%s splits=", c->p1 ? " bf16p" : "",
-                      c->sink_mode, c->pad_q, c->pad_out, c->pad_lse, c->page_pad, c->bad_page, c->no_lse ? " no_lse" : "");
+        k += snprintf(buf + k, n - (size_t)k, "]%s%s sink=%d pads=%d/%d/%d/%d bad_page=%d%s splits=", c->p1 ? " bf16p" : "",
+                      c->grow ? " grow" : "", c->sink_mode, c->pad_q, c->pad_out, c->pad_lse, c->page_pad, c->bad_page, c->no_lse ? " no_lse" : "");
     for (int i = 0; i < c->nsplits && k > 0 && (size_t)k < n; i++)
         k += snprintf(buf + k, n - (size_t)k, "%s%s", i ? "," : "", c->splits[i] ? "" : "auto");
     for (int i = 0; i < c->nsplits && k > 0 && (size_t)k < n; i++)
@@ -159,8 +167,9 @@ static void make_fp8_row(h_rng *r, const hcase *c, int b, int j, uint8_t *row, f
             rf[128 * t + i] = (float)((double)e4m3_to_f32_ref(e) * (double)s);
         }
     }
+    const double g = c->grow && (j / 64) % 4 == 3 && j / 64 <= 11 ? ldexp(1.0, 2 * (j / 64)) : 1.0; /* as the BF16 rows */
     for (int x = 0; x < 64; x++) {
-        const uint16_t v = bf16_of(h_normal(r) * (c->scales == 4 ? ldexp(1.0, 20) : 1.0));
+        const uint16_t v = bf16_of(h_normal(r) * (c->scales == 4 ? ldexp(1.0, 20) : 1.0) * g);
         memcpy(row + 528 + 2 * x, &v, 2);
         rf[512 + x] = mla_bf16_to_f32(v);
     }
@@ -302,8 +311,9 @@ static void make_data(h_rng *r, const hcase *c, hdata *d) {
                 continue;
             }
             uint16_t *row = (uint16_t *)rowp;
+            const double g = c->grow && (j / 64) % 4 == 3 && j / 64 <= 11 ? ldexp(1.0, 2 * (j / 64)) : 1.0;
             for (int x = 0; x < DK; x++) {
-                row[x] = bf16_of(h_normal(r));
+                row[x] = bf16_of(h_normal(r) * (x >= 512 ? g : 1.0));
                 rf[x] = mla_bf16_to_f32(row[x]);
             }
         }
@@ -1132,6 +1142,36 @@ static void run_all(h_rng *r) {
         const int q[2] = {2, 1}, s[2] = {300, 17};
         hcase c = mk(128, 16, 1, 2, q, s);
         run_case(r, &c);
+    }
+    { /* scores that pass the running max by a lot in later tiles (grow): the lazy max's moves, and
+         exponentials that overflow past the old max (the bf16p kernels take P before the row max,
+         hd_p1_max_free); the base bf16p kernel (q_len 2 at H 128), the _ep one (q_len 1), page
+         100 (general pages), causal and not, split; the default precision on the same data */
+        const int q[3] = {2, 1, 2}, s[3] = {1000, 830, 200};
+        hcase c = mk(128, 64, 1, 3, q, s);
+        c.grow = 1; c.p1 = 1;
+        c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 2;
+        run_case(r, &c);
+        const int q1[2] = {1, 1}, s1[2] = {1000, 900};
+        hcase e = mk(128, 64, 0, 2, q1, s1);
+        e.grow = 1; e.p1 = 1;
+        run_case(r, &e);
+        c.page = 100; c.causal = 0;
+        run_case(r, &c);
+        c.p1 = 0; c.page = 64; c.causal = 1;
+        run_case(r, &c);
+        c.fp8 = 1; /* FP8: the default precision's 64-row kernel; under bf16p the raw-tile ones (64 rows
+                      at H 128, 16 rows at H 16) */
+        run_case(r, &c);
+        c.p1 = 1;
+        run_case(r, &c);
+        c.H = 16;
+        run_case(r, &c);
+        c.H = 128; c.scales = 1; /* this file's 64-row FP8 kernel under bf16p, scales not powers of two:
+                                    the exact program (hd_consumer_exact, the raw scores' FFMA too) */
+        mla_cuda_decode_hopper_force_rows(0);
+        run_case(r, &c);
+        mla_cuda_decode_hopper_force_rows(-1);
     }
     { /* MLA_PRECISION_BF16_P: one bf16 P term (BF16, FP8 powers of two, FP8 exact program), split and not */
         const int q[3] = {2, 1, 1}, s[3] = {4097, 1000, 3};

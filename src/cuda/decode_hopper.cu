@@ -1944,6 +1944,10 @@ MLA_DEV void hd_softmax(const hd_params &p, const hd_job &J, const hd_small *sm,
      * critical chain of every tile (H100 bf16p 4K / 8K +1.5 / +2%). The default program measured
      * ~1% slower with it and keeps scaling the scores first (sc = 1). */
     const int raw = (p1 || lf) && p.scale_log2 > 0.f;
+    /* Its domain: m = fl(max s * sc) is off the exact product by up to ulp(m) / 2, so the row's largest
+       P is 2^(that): exact enough while the scaled scores stay below ~2^29 (P <= 2^40), inf or 0 past
+       ~2^31 (hd_finish then writes NaN: brk). A vote that scaled the scores first past 2^24 fixed it
+       and cost 2.5-4% (session 31); the default program scales first and has no such limit. */
     const float sc = raw ? p.scale_log2 : 1.f;
     /* gp (the bf16p general-page kernels; the FP8 kernel's group tiles), no causal mask: when only keys 56.. of the tile can be
        missing (page-aligned tiles: the rows past a page of 56..63 keys), the unmasked program with
@@ -2376,7 +2380,11 @@ MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_
     for (int e = 0; e < 2; e++) {
         if (!rv[e]) continue;
         const int t = tt[e], h = hh[e];
-        const float inv_l = lt[e] > 0.f ? 1.f / lt[e] : 0.f;
+        /* brk: a key was seen (m finite) yet no probability survived. Only MLA_PRECISION_BF16_P's raw
+           scores can do that, past their domain (hd_softmax: scaled scores beyond ~2^29, where P at
+           the row's max is 2^(ulp(m) / 2) either way); NaN then, never a finite wrong row */
+        const int brk = !(lt[e] > 0.f) && m_run[e] > -INFINITY;
+        const float inv_l = lt[e] > 0.f ? 1.f / lt[e] : (brk ? NAN : 0.f);
         const int cbase = 256 * c + 2 * q4;
         if (J.part >= 0) { /* balanced schedule, a cut row block: partial row (part, r) */
             const int64_t prow = (int64_t)J.part * HD_ROWS + r0 + 8 * e;
@@ -2384,9 +2392,9 @@ MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_
 #pragma unroll
             for (int i = 0; i < 32; i++)
                 *(float2 *)(po + 8 * i) = make_float2(o[4 * i + 2 * e] * inv_l, o[4 * i + 2 * e + 1] * inv_l);
-            if (c == 0 && q4 == 0) p.ws_plse[prow] = lt[e] > 0.f ? m_run[e] + log2f(lft[e]) : -INFINITY;
+            if (c == 0 && q4 == 0) p.ws_plse[prow] = lt[e] > 0.f ? m_run[e] + log2f(lft[e]) : (brk ? NAN : -INFINITY);
         } else if (J.part == -1) {
-            float f = inv_l, lse = INFINITY;
+            float f = inv_l, lse = brk ? NAN : INFINITY;
             if (lt[e] > 0.f) {
                 lse = (m_run[e] + log2f(lft[e])) * 0.69314718055994531f;
                 if (p.sink) f *= 1.f / (1.f + expf(p.sink[h] - lse));
@@ -2411,7 +2419,7 @@ MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_
 #pragma unroll
             for (int i = 0; i < 32; i++)
                 *(float2 *)(po + 8 * i) = make_float2(o[4 * i + 2 * e] * inv_l, o[4 * i + 2 * e + 1] * inv_l);
-            if (c == 0 && q4 == 0) p.ws_lse[prow] = lt[e] > 0.f ? m_run[e] + log2f(lft[e]) : -INFINITY;
+            if (c == 0 && q4 == 0) p.ws_lse[prow] = lt[e] > 0.f ? m_run[e] + log2f(lft[e]) : (brk ? NAN : -INFINITY);
         }
     }
     if (c == 0) HD_CT(16, clock64());
