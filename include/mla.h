@@ -163,8 +163,9 @@ typedef enum mla_precision {
                                   caches; FP8 caches and the other paths compute as with
                                   MLA_PRECISION_SPEC (on Hopper that program is the faster one there).
                                   Domain: |scale * log2(e) * q.k| below ~2^29 (FlashMLA's scaling: the
-                                  scale inside P's FMA); past ~2^31 a row's out and lse may be NaN,
-                                  never finite and wrong. MLA_PRECISION_SPEC has no such limit. */
+                                  scale inside P's FMA); past it results are not guaranteed (NaN where a
+                                  row keeps no probability; a session-31 test at ~2^31 also saw finite
+                                  wrong rows). MLA_PRECISION_SPEC has no such limit. */
 } mla_precision;
 
 typedef struct mla_decode_args {

@@ -1946,7 +1946,8 @@ MLA_DEV void hd_softmax(const hd_params &p, const hd_job &J, const hd_small *sm,
     const int raw = (p1 || lf) && p.scale_log2 > 0.f;
     /* Its domain: m = fl(max s * sc) is off the exact product by up to ulp(m) / 2, so the row's largest
        P is 2^(that): exact enough while the scaled scores stay below ~2^29 (P <= 2^40), inf or 0 past
-       ~2^31 (hd_finish then writes NaN: brk). A vote that scaled the scores first past 2^24 fixed it
+       ~2^31 (hd_finish writes NaN where no P survived: brk; a test at ~2^31 also saw finite wrong rows,
+       before brk, not retested since). A vote that scaled the scores first past 2^24 fixed it
        and cost 2.5-4% (session 31); the default program scales first and has no such limit. */
     const float sc = raw ? p.scale_log2 : 1.f;
     /* gp (the bf16p general-page kernels; the FP8 kernel's group tiles), no causal mask: when only keys 56.. of the tile can be
@@ -2382,7 +2383,7 @@ MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_
         const int t = tt[e], h = hh[e];
         /* brk: a key was seen (m finite) yet no probability survived. Only MLA_PRECISION_BF16_P's raw
            scores can do that, past their domain (hd_softmax: scaled scores beyond ~2^29, where P at
-           the row's max is 2^(ulp(m) / 2) either way); NaN then, never a finite wrong row */
+           the row's max is 2^(ulp(m) / 2) either way); NaN then, not a row of zeros */
         const int brk = !(lt[e] > 0.f) && m_run[e] > -INFINITY;
         const float inv_l = lt[e] > 0.f ? 1.f / lt[e] : (brk ? NAN : 0.f);
         const int cbase = 256 * c + 2 * q4;
