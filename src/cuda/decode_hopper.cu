@@ -225,6 +225,12 @@
          page 61 592 -> 597; the _ep kernel keeps its sums in the softmax (after its P.V: s_q=1 -1.2%,
          b=4 -1.1%). Not kept (bench/results.md, session 30): the row max as a tree (neutral), the key
          bits loaded before S's wait (neutral; 36 LDL/STL in the _ep kernel's loops).
+     v35 (session 31, kernels unchanged but hd_finish) the bf16p raw scores' domain: test cases whose late
+         tiles pass the running max by up to 2^28 (log2 units) broke the bf16p softmax past ~2^31 (P's FMA
+         subtracts fl(max s * sc) from the exact product: the row's largest P is 2^(ulp(m)/2)); documented
+         (|scaled scores| < ~2^29), hd_finish writes NaN where a seen row kept no probability. Not kept:
+         scaling first past 2^24 (a vote on the chain: -2.5..-4%), P before the row max (hd_p1_max_free,
+         a vote where some P passes 2^8: -3%; bench/results.md, session 31).
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
