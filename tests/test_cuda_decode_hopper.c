@@ -145,6 +145,12 @@ typedef struct hdata {
     float *sink;             /* [H] or NULL */
 } hdata;
 
+/* hcase.grow: key j's rope columns times 2^(2 tile) in tiles 3, 7 and 11, else 1 */
+static double grow_factor(const hcase *c, int j) {
+    const int t = j / 64;
+    return c->grow && t % 4 == 3 && t <= 11 ? ldexp(1.0, 2 * t) : 1.0;
+}
+
 /* One MLA_KV_FP8 row of token j (656 B at row) and its dequantized values (rf[576]): latent
  * quantized per 128-column tile as SPEC 3 (scale = pow2_scale(amax), e = e4m3(x / scale)) or, for
  * the other scale modes, with scale = amax / 448 * (1 + u), u random in [0, 1) (not a power of
@@ -167,7 +173,7 @@ static void make_fp8_row(h_rng *r, const hcase *c, int b, int j, uint8_t *row, f
             rf[128 * t + i] = (float)((double)e4m3_to_f32_ref(e) * (double)s);
         }
     }
-    const double g = c->grow && (j / 64) % 4 == 3 && j / 64 <= 11 ? ldexp(1.0, 2 * (j / 64)) : 1.0; /* as the BF16 rows */
+    const double g = grow_factor(c, j);
     for (int x = 0; x < 64; x++) {
         const uint16_t v = bf16_of(h_normal(r) * (c->scales == 4 ? ldexp(1.0, 20) : 1.0) * g);
         memcpy(row + 528 + 2 * x, &v, 2);
@@ -311,7 +317,7 @@ static void make_data(h_rng *r, const hcase *c, hdata *d) {
                 continue;
             }
             uint16_t *row = (uint16_t *)rowp;
-            const double g = c->grow && (j / 64) % 4 == 3 && j / 64 <= 11 ? ldexp(1.0, 2 * (j / 64)) : 1.0;
+            const double g = grow_factor(c, j);
             for (int x = 0; x < DK; x++) {
                 row[x] = bf16_of(h_normal(r) * (x >= 512 ? g : 1.0));
                 rf[x] = mla_bf16_to_f32(row[x]);
@@ -1144,8 +1150,7 @@ static void run_all(h_rng *r) {
         run_case(r, &c);
     }
     { /* scores that pass the running max by a lot in later tiles (grow): the lazy max's moves, and
-         exponentials that overflow past the old max (the bf16p kernels take P before the row max,
-         hd_p1_max_free); the base bf16p kernel (q_len 2 at H 128), the _ep one (q_len 1), page
+         exponentials that would overflow relative to the old max; the base bf16p kernel (q_len 2 at H 128), the _ep one (q_len 1), page
          100 (general pages), causal and not, split; the default precision on the same data */
         const int q[3] = {2, 1, 2}, s[3] = {1000, 830, 200};
         hcase c = mk(128, 64, 1, 3, q, s);
