@@ -231,6 +231,12 @@
          (|scaled scores| < ~2^29), hd_finish writes NaN where a seen row kept no probability. Not kept:
          scaling first past 2^24 (a vote on the chain: -2.5..-4%), P before the row max (hd_p1_max_free,
          a vote where some P passes 2^8: -3%; bench/results.md, session 31).
+     v36 a segment's re-arm without re-initializing (hd_init_bars): a persistent CTA's transition spent
+         ~5.2K cycles re-initializing its 31 mbarriers (inval, init and fence a barrier: SYNCS.EXCH runs
+         serialized over the warp; HD_TRACE slots 18 -> 19 at 4K and 16K). The segment's barriers are
+         quiet there, so one arrival of each odd-phase barrier's full count puts every barrier back at an
+         even phase, as fresh. H100 same run, 3 rounds: bf16p 4K 597 -> 603, 8K 650 -> 653, causal 8K
+         648 -> 653, varlen 616 -> 618, s_q=1 579 -> 580, spec 8K 483 -> 485; b=4 (no transition) 377 / 377.
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
@@ -2903,11 +2909,12 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
 /* ------------------------------------------------------------------------------------------ */
 /* Kernel                                                                                      */
 
-/* (Re)initializes the CTA's mbarriers: a whole warp, one barrier per lane (lane k: full[st][c] for
- * k < 18, empty[st][q] for k < 24, then landed[2], pready[2], mready[2], pbar, qfull). A balanced-
- * schedule or persistent CTA does it again before each segment, once every barrier of the last one
- * is quiet (all its arrivals and copies done), except qfull, whose phases run on (J.qk). One thread
- * doing all 31 took ~2.2K cycles of each transition (timeline slots 18 -> 19). */
+/* Initializes the CTA's mbarriers (again = 0) or re-arms them for the next segment (again = 1): a
+ * whole warp, one barrier per lane (lane k: full[st][c] for k < 18, empty[st][q] for k < 24, then
+ * landed[2], pready[2], mready[2], pbar, qfull). A balanced-schedule or persistent CTA re-arms before
+ * each later segment, once every barrier of the last one is quiet (all its arrivals and copies done),
+ * except qfull, whose phases run on (J.qk). Re-arming completes the odd phases (see below): every
+ * waiter counts its parities from 0 in each segment. */
 MLA_DEV void hd_init_bars(const hd_params &p, hd_small *sm, uint32_t sm_u32, int again) {
     const int k = threadIdx.x & 31;
     uint32_t bar, count = 128;
@@ -2929,10 +2936,15 @@ MLA_DEV void hd_init_bars(const hd_params &p, hd_small *sm, uint32_t sm_u32, int
         bar = sm_u32 + (uint32_t)offsetof(hd_small, qfull);
         count = 64;
     }
-    if (k < 31 || !again) {
-        if (again) asm volatile("mbarrier.inval.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+    if (!again) {
         hd_mbar_init(bar, count);
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); /* visible to the TMA unit */
+    } else if (k < 31 && hd_mbar_test(bar, 0u)) {
+        /* re-arm: a quiet barrier (every phase of the segment complete, none begun) after an odd number
+           of phases gets one more, all its arrivals at once, so that every barrier starts the next
+           segment at an even phase, waited for with parity 0 as fresh. Re-initializing (inval, init,
+           fence: one SYNCS.EXCH a barrier, serialized over the warp) took ~5.2K cycles a transition */
+        hd_mbar_arrive_n(bar, count);
     }
     if (k < 2) sm->mode[k] = 0;
     __syncwarp();

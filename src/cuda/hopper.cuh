@@ -124,6 +124,12 @@ MLA_DEV int hd_mbar_test(uint32_t bar, uint32_t parity) {
     return (int)done;
 }
 
+/* count arrivals at once (release, cta): completes a quiet barrier's current phase when count is its
+   expected count (hd_init_bars' re-arm) */
+MLA_DEV void hd_mbar_arrive_n(uint32_t bar, uint32_t count) {
+    asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.shared::cta.b64 st, [%0], %1;\n}\n" ::"r"(bar), "r"(count) : "memory");
+}
+
 /* arrive (count 1) and expect tx bytes of asynchronous copies on the current phase */
 MLA_DEV void hd_mbar_expect_tx(uint32_t bar, uint32_t bytes) {
     asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n" ::"r"(bar), "r"(bytes)
