@@ -11,24 +11,11 @@
  *   build-gpu/l2_probe            (a table over ctas, depth, share; then clusters of 2 / 4 with
  *                                  and without TMA multicast, keys in L2 and from HBM)
  */
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include "probe.cuh"
 
 #define TILE 73728
 #define PIECE 8192
 #define MAXD 3
-
-#define CK(x)                                                                          \
-    do {                                                                               \
-        cudaError_t e_ = (x);                                                          \
-        if (e_ != cudaSuccess) {                                                       \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            exit(1);                                                                   \
-        }                                                                              \
-    } while (0)
-
-__device__ __forceinline__ uint32_t su32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
 
 __global__ void __launch_bounds__(128, 1) probe(const uint8_t *buf, int ntiles, int iters, int depth, int share,
                                                 unsigned long long *cyc) {

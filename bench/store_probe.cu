@@ -13,24 +13,11 @@
  *   nvcc -O3 -gencode arch=compute_90a,code=sm_90a bench/store_probe.cu -o build-gpu/store_probe
  *   build-gpu/store_probe
  */
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include "probe.cuh"
 
 #define OUTB 65536
 #define QB 73728
 #define PIECE 8192
-
-#define CK(x)                                                                                      \
-    do {                                                                                           \
-        cudaError_t e_ = (x);                                                                      \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));     \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-
-__device__ __forceinline__ uint32_t su32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
 
 /* mode 0: bulk, 1: bulk after a pending 72 KB bulk load, 2: st.global by 128 threads */
 __global__ void __launch_bounds__(128, 1) probe(uint8_t *dst, const uint8_t *qsrc, size_t regions, int iters, int mode,
