@@ -7,7 +7,8 @@
  *   bulk+ld   the same right after a 72 KB bulk load from HBM (9 x 8 KB on an mbarrier, the decode's next
  *             Q) was issued and not yet waited for (does the store queue behind the load?);
  *   st.global 128 threads copy the 64 KB by 16-byte ld.shared + st.global: cycles until every thread
- *             has issued its stores (the stage is free then), measured by thread 0 after bar.sync.
+ *             has issued its stores (the stage is free then), measured by thread 0 after bar.sync (its
+ *             "done" column is not measured: 0).
  * Each CTA writes its own 64 KB region, a fresh one each iteration (regions cycle over `mb` MiB).
  * Build and run on the GPU machine:
  *   nvcc -O3 -gencode arch=compute_90a,code=sm_90a bench/store_probe.cu -o build-gpu/store_probe
@@ -88,36 +89,43 @@ __global__ void __launch_bounds__(128, 1) probe(uint8_t *dst, const uint8_t *qsr
     }
 }
 
+/* the median of n values taken every stride-th from h (h is reordered) */
+static unsigned long long median(unsigned long long *h, int stride, int n) {
+    for (int i = 1; i < n; i++) /* insertion sort: n <= the SM count */
+        for (int j = i; j > 0 && h[j * stride] < h[(j - 1) * stride]; j--) {
+            const unsigned long long t = h[j * stride];
+            h[j * stride] = h[(j - 1) * stride];
+            h[(j - 1) * stride] = t;
+        }
+    return h[(n / 2) * stride];
+}
+
 int main(void) {
     const size_t mb = 512, regions = (mb << 20) / OUTB;
+    int nsm = 0;
+    CK(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, 0));
     uint8_t *dst, *q;
-    unsigned long long *cyc;
+    unsigned long long *cyc, *h = (unsigned long long *)malloc(2 * nsm * sizeof(unsigned long long));
     CK(cudaMalloc(&dst, mb << 20));
     CK(cudaMalloc(&q, 256u << 20));
     CK(cudaMemset(q, 1, 256u << 20));
-    CK(cudaMalloc(&cyc, 2 * 132 * sizeof(unsigned long long)));
+    CK(cudaMalloc(&cyc, 2 * nsm * sizeof(unsigned long long)));
     const int smem = OUTB + QB;
     CK(cudaFuncSetAttribute(probe, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    int nsm = 0;
-    CK(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, 0));
     const char *names[3] = {"bulk", "bulk+ld", "st.global"};
+    const int sizes[4] = {1, 8, nsm / 2, nsm}; /* CTAs at once, one per SM */
     printf("64 KB out leaving shared memory, cycles per CTA (median over CTAs; read = the source free)\n");
     printf("%-10s %5s %10s %10s %8s\n", "mode", "ctas", "read", "done", "B/clk");
     for (int mode = 0; mode < 3; mode++)
-        for (int ctas = 1; ctas <= nsm; ctas = ctas == 1 ? 8 : (ctas == 8 ? 66 : (ctas == 66 ? nsm : nsm + 1))) {
+        for (int k = 0; k < 4; k++) {
+            const int ctas = sizes[k];
             probe<<<ctas, 128, smem>>>(dst, q, regions, 4, mode, cyc); /* warm-up */
             probe<<<ctas, 128, smem>>>(dst, q, regions, 64, mode, cyc);
             CK(cudaDeviceSynchronize());
-            unsigned long long h[2 * 132];
             CK(cudaMemcpy(h, cyc, 2 * ctas * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
-            unsigned long long r[132], dn[132];
-            for (int i = 0; i < ctas; i++) r[i] = h[2 * i], dn[i] = h[2 * i + 1];
-            for (int i = 0; i < ctas; i++) /* insertion sort: tiny */
-                for (int j = i; j > 0 && r[j] < r[j - 1]; j--) { unsigned long long t = r[j]; r[j] = r[j - 1]; r[j - 1] = t; }
-            for (int i = 0; i < ctas; i++)
-                for (int j = i; j > 0 && dn[j] < dn[j - 1]; j--) { unsigned long long t = dn[j]; dn[j] = dn[j - 1]; dn[j - 1] = t; }
-            printf("%-10s %5d %10llu %10llu %8.1f\n", names[mode], ctas, r[ctas / 2], dn[ctas / 2],
-                   (double)OUTB / (double)r[ctas / 2]);
+            const unsigned long long r = median(h, 2, ctas), dn = median(h + 1, 2, ctas);
+            printf("%-10s %5d %10llu %10llu %8.1f\n", names[mode], ctas, r, dn, (double)OUTB / (double)r);
         }
+    free(h);
     return 0;
 }
