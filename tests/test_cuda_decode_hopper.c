@@ -1538,7 +1538,13 @@ static void bench_one(h_rng *r, int B, int H, int sq, int seq, int fmt) {
         if (tr && *tr) {
             mla_cuda_decode_hopper_trace_dump("/dev/null"); /* drops the earlier launches */
             if (!noflush) BCHECK(cudaMemsetAsync(d_flush, 1, flush_bytes, 0));
+            BCHECK(cudaEventRecord(e0, 0));
             if (mla_cuda_decode_hopper(g_gpu, &a) != MLA_OK) { printf("bench: %s\n", mla_ctx_last_error(g_gpu)); ok = 0; goto done; }
+            BCHECK(cudaEventRecord(e1, 0));
+            BCHECK(cudaEventSynchronize(e1));
+            float tms = 0;
+            BCHECK(cudaEventElapsedTime(&tms, e0, e1));
+            printf("trace launch: %.1f us (events)\n", tms * 1e3);
             char path[512];
             snprintf(path, sizeof path, "%s.%s_b%d_h%d_sq%d_s%d.txt", tr, fmt == 3 ? "fp8ra" : (fmt ? "fp8" : "bf16"), B, H, sq, seq);
             printf("trace %s: %s\n", path, mla_cuda_decode_hopper_trace_dump(path) == 0 ? "written" : "not available");

@@ -458,8 +458,9 @@ __device__ unsigned long long hd_trace_buf[3][HD_TRACE_TILES][HD_TRACE_EV];
    __syncthreads), 9 the Q copy starts (row addresses known), 10 Q landed (producer thread 64),
    11 the TMA issuer starts tile 0, 13 its page known (hd_tma_prep), 12 globaltimer at hd_finish's end,
    14 consumer 0 past the row-sum exchange, 15 consumer 1 enters hd_finish, 16 consumer 0 has staged
-   out (before its proxy fence), 17 unused (a clock read after the segment's __syncthreads was
-   scheduled above it), 18 thread 0 has issued the out stores, 19 thread 0 has re-armed the barriers, 20 thread 0 issued the next Q
+   out (before its proxy fence), 17 / 21 / 22 / 23 the uniform layout's prologue (HD_CT_PRO: before the job
+   lookup, past its request search, the job found, the barriers initialized; the plan's steps under the
+   balanced schedule, HD_CT_PLAN), 18 thread 0 has issued the out stores, 19 thread 0 has re-armed the barriers, 20 thread 0 issued the next Q
    (hd_q_ahead); a persistent CTA's segments are separate entries (index J.id), each with its own
    entry (slot 0: the segment's start) */
 #define HD_CTAS 4096
@@ -471,6 +472,9 @@ __device__ unsigned long long hd_cta_buf[HD_CTAS][HD_CT_SLOTS];
 /* the plan's steps (hd_plan_cta, before any job): slots 17 (thread 128 has loaded its request's cost),
    21 (thread 0 past the first barrier), 22 (the mode known; in mode 1 after the scan), 23 (the plan
    published or read) */
+/* the uniform layout's prologue (no plan: its slots are free): 17 before hd_find_job, 21 past the
+   request search, 22 the job found, 23 the barriers initialized */
+#define HD_CT_PRO(slot) HD_CT_ID(blockIdx.x + blockIdx.y * gridDim.x, slot, clock64(), threadIdx.x == 0)
 #define HD_CT_PLAN(slot) HD_CT_ID(blockIdx.x + blockIdx.y * gridDim.x, slot, clock64(), threadIdx.x == ((slot) == 17 ? 128 : 0))
 #define HD_CT_ID(idv, slot, val, cond)                                                            \
     do {                                                                                          \
@@ -485,6 +489,7 @@ __device__ unsigned long long hd_cta_buf[HD_CTAS][HD_CT_SLOTS];
 #define HD_CT(slot, val) do { } while (0)
 #define HD_CT1(slot, val) do { } while (0)
 #define HD_CT_PLAN(slot) do { } while (0)
+#define HD_CT_PRO(slot) do { } while (0)
 #endif
 
 
@@ -694,6 +699,7 @@ MLA_DEV int hd_slot_job(const hd_params &p, int64_t slot, hd_job *J, int *ntiles
         lo = lo + last * step;
         hi = min(hi, lo + step - 1);
     }
+    if (!p.sched) HD_CT_PRO(21);
     const int64_t g = hd_slot_of(p, lo);
     if (slot < g) return 0;
     return hd_block_job(p, lo, (int)(slot - g), J, ntiles, gp);
@@ -3210,7 +3216,9 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8, cons
     if (p.sched) has = hd_plan_cta(p, sm, gbase, pg);
     else if (threadIdx.x < 32) { /* warp 0 */
         hd_job J0;
+        HD_CT_PRO(17);
         has = hd_find_job(p, blockIdx.x, blockIdx.y, &J0, pg);
+        HD_CT_PRO(22);
         if (has && threadIdx.x == 0) sm->job = J0;
     }
     if (threadIdx.x < 32) { /* warp 0 (thread 0 has the answer) */
@@ -3224,6 +3232,7 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8, cons
             }
         }
         if (has) hd_init_bars(p, sm, sm_u32, 0);
+        if (!p.sched) HD_CT_PRO(23);
         /* not after hd_plan_cta: every thread reads its scratch in stage 1 (mm[]) past its last barrier */
         if (has && !p.sched && threadIdx.x == 0) hd_start_early(p, sm, sbase, sm_u32);
     }
@@ -3471,13 +3480,40 @@ MLA_DEV void hd_combine_rows_sched(const hd_params &p) {
  * in griddepcontrol.wait for that grid to complete (its writes, the published plan). Uniform
  * layout (plan mode 0, or no balanced schedule) with splits: one CTA per (t, h) row (v2); balanced:
  * one warp per row of the part boundaries' cut blocks. */
+#ifdef HD_TRACE
+/* the combine grid's timeline (globaltimer): [cta] = entry, past griddepcontrol.wait, exit, smid */
+#define HD_CMBS 4096
+__device__ unsigned long long hd_cmb_buf[HD_CMBS][4];
+#define HD_CMB(k, v)                                                                              \
+    do {                                                                                          \
+        if (threadIdx.x == 0 && blockIdx.x < HD_CMBS) hd_cmb_buf[blockIdx.x][k] = (v);            \
+    } while (0)
+MLA_DEV unsigned long long hd_gtime() {
+    unsigned long long g;
+    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(g));
+    return g;
+}
+#define HD_CMB_ENTRY()                                                                            \
+    do {                                                                                          \
+        uint32_t smid_;                                                                           \
+        asm volatile("mov.u32 %0, %%smid;\n" : "=r"(smid_));                                      \
+        HD_CMB(0, hd_gtime());                                                                    \
+        HD_CMB(3, smid_);                                                                         \
+    } while (0)
+#else
+#define HD_CMB(k, v) do { } while (0)
+#define HD_CMB_ENTRY() do { } while (0)
+#endif
 __global__ void __launch_bounds__(128) hd_combine_kernel_v3(const hd_params p) {
+    HD_CMB_ENTRY();
     asm volatile("griddepcontrol.wait;\n" ::: "memory");
+    HD_CMB(1, hd_gtime());
     if (p.sched && p.plan[2] == 1) {
         hd_combine_rows_sched(p);
         return;
     }
     if (p.nsplit > 1 && (int64_t)blockIdx.x < (int64_t)p.T * p.H) hd_combine_row_v2(p, blockIdx.x);
+    HD_CMB(2, hd_gtime());
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -4073,6 +4109,19 @@ extern "C" int mla_cuda_decode_hopper_trace_dump(const char *path) {
     }
     memset(cb, 0, sizeof cb);
     cudaMemcpyToSymbol(hd_cta_buf, cb, sizeof cb);
+    { /* the combine grid's: "cta entry wait_done exit smid" (globaltimer ns) */
+        static unsigned long long mb[HD_CMBS][4];
+        if (cudaMemcpyFromSymbol(mb, hd_cmb_buf, sizeof mb) == cudaSuccess) {
+            snprintf(p2, sizeof p2, "%s.cmb", path);
+            if (strcmp(path, "/dev/null") != 0 && (f = fopen(p2, "w")) != NULL) {
+                for (int i = 0; i < HD_CMBS; i++)
+                    if (mb[i][0]) fprintf(f, "%d %llu %llu %llu %llu\n", i, mb[i][0], mb[i][1], mb[i][2], mb[i][3]);
+                fclose(f);
+            }
+            memset(mb, 0, sizeof mb);
+            cudaMemcpyToSymbol(hd_cmb_buf, mb, sizeof mb);
+        }
+    }
     snprintf(p2, sizeof p2, "%s.s1", path); /* the 64-row raw-tile kernel's timeline, when it ran */
     hn_trace_dump(strcmp(path, "/dev/null") ? p2 : path);
     return 0;
