@@ -469,12 +469,12 @@ __device__ unsigned long long hd_cta_buf[HD_CTAS][HD_CT_SLOTS];
 #define HD_CT(slot, val) HD_CT_IF(slot, val, (threadIdx.x & 127) == 0)
 #define HD_CT1(slot, val) HD_CT_IF(slot, val, 1)
 #define HD_CT_IF(slot, val, cond) HD_CT_ID((J).id, slot, val, cond)
-/* the plan's steps (hd_plan_cta, before any job): slots 17 (thread 128 has loaded its request's cost),
-   21 (thread 0 past the first barrier), 22 (the mode known; in mode 1 after the scan), 23 (the plan
-   published or read) */
 /* the uniform layout's prologue (no plan: its slots are free): 17 before hd_find_job, 21 past the
    request search, 22 the job found, 23 the barriers initialized */
 #define HD_CT_PRO(slot) HD_CT_ID(blockIdx.x + blockIdx.y * gridDim.x, slot, clock64(), threadIdx.x == 0)
+/* the plan's steps (hd_plan_cta, before any job): slots 17 (thread 128 has loaded its request's cost),
+   21 (thread 0 past the first barrier), 22 (the mode known; in mode 1 after the scan), 23 (the plan
+   published or read) */
 #define HD_CT_PLAN(slot) HD_CT_ID(blockIdx.x + blockIdx.y * gridDim.x, slot, clock64(), threadIdx.x == ((slot) == 17 ? 128 : 0))
 #define HD_CT_ID(idv, slot, val, cond)                                                            \
     do {                                                                                          \
@@ -484,12 +484,37 @@ __device__ unsigned long long hd_cta_buf[HD_CTAS][HD_CT_SLOTS];
         asm volatile("{\n .reg .pred p;\n setp.ne.s32 p, %0, 0;\n @p st.global.u64 [%1], %2;\n}\n" ::"r"(hd_ok_), \
                      "l"(&hd_cta_buf[hd_i_ & (HD_CTAS - 1)][slot]), "l"(hd_v_) : "memory"); \
     } while (0)
+MLA_DEV unsigned long long hd_gtime() {
+    unsigned long long g;
+    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(g));
+    return g;
+}
+MLA_DEV uint32_t hd_smid() {
+    uint32_t s;
+    asm volatile("mov.u32 %0, %%smid;\n" : "=r"(s));
+    return s;
+}
+/* the combine grid's timeline (globaltimer, thread 0 of CTA x < HD_CMBS): [x] = entry, past
+   griddepcontrol.wait, exit, smid */
+#define HD_CMBS 4096
+__device__ unsigned long long hd_cmb_buf[HD_CMBS][4];
+#define HD_CMB(k, v)                                                                              \
+    do {                                                                                          \
+        if (threadIdx.x == 0 && blockIdx.x < HD_CMBS) hd_cmb_buf[blockIdx.x][k] = (v);            \
+    } while (0)
+#define HD_CMB_ENTRY()                                                                            \
+    do {                                                                                          \
+        HD_CMB(0, hd_gtime());                                                                    \
+        HD_CMB(3, hd_smid());                                                                     \
+    } while (0)
 #else
 #define HD_T(role, ev, n) do { } while (0)
 #define HD_CT(slot, val) do { } while (0)
 #define HD_CT1(slot, val) do { } while (0)
 #define HD_CT_PLAN(slot) do { } while (0)
 #define HD_CT_PRO(slot) do { } while (0)
+#define HD_CMB(k, v) do { } while (0)
+#define HD_CMB_ENTRY() do { } while (0)
 #endif
 
 
@@ -2448,9 +2473,7 @@ MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_
     }
     if (c == 0) HD_CT(5, clock64());
 #ifdef HD_TRACE
-    uint64_t gt_;
-    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(gt_));
-    if (c == 0) HD_CT(12, gt_);
+    if (c == 0) HD_CT(12, hd_gtime());
 #endif
 }
 
@@ -3162,13 +3185,9 @@ __device__ __noinline__ void hd_fused_combine(const hd_params &p, const hd_job &
 /* per-CTA timeline: a segment starts (entry, SM, globaltimer) */
 #define HD_SEG_MARK(J)                                                                            \
     do {                                                                                          \
-        uint32_t smid_;                                                                           \
-        uint64_t gt_;                                                                             \
-        asm volatile("mov.u32 %0, %%smid;\n" : "=r"(smid_));                                      \
-        asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(gt_));                                 \
         HD_CT(0, clock64());                                                                      \
-        HD_CT(1, smid_);                                                                          \
-        HD_CT(6, gt_);                                                                            \
+        HD_CT(1, hd_smid());                                                                      \
+        HD_CT(6, hd_gtime());                                                                     \
     } while (0)
 #else
 #define HD_SEG_MARK(J) do { } while (0)
@@ -3480,30 +3499,6 @@ MLA_DEV void hd_combine_rows_sched(const hd_params &p) {
  * in griddepcontrol.wait for that grid to complete (its writes, the published plan). Uniform
  * layout (plan mode 0, or no balanced schedule) with splits: one CTA per (t, h) row (v2); balanced:
  * one warp per row of the part boundaries' cut blocks. */
-#ifdef HD_TRACE
-/* the combine grid's timeline (globaltimer): [cta] = entry, past griddepcontrol.wait, exit, smid */
-#define HD_CMBS 4096
-__device__ unsigned long long hd_cmb_buf[HD_CMBS][4];
-#define HD_CMB(k, v)                                                                              \
-    do {                                                                                          \
-        if (threadIdx.x == 0 && blockIdx.x < HD_CMBS) hd_cmb_buf[blockIdx.x][k] = (v);            \
-    } while (0)
-MLA_DEV unsigned long long hd_gtime() {
-    unsigned long long g;
-    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(g));
-    return g;
-}
-#define HD_CMB_ENTRY()                                                                            \
-    do {                                                                                          \
-        uint32_t smid_;                                                                           \
-        asm volatile("mov.u32 %0, %%smid;\n" : "=r"(smid_));                                      \
-        HD_CMB(0, hd_gtime());                                                                    \
-        HD_CMB(3, smid_);                                                                         \
-    } while (0)
-#else
-#define HD_CMB(k, v) do { } while (0)
-#define HD_CMB_ENTRY() do { } while (0)
-#endif
 __global__ void __launch_bounds__(128) hd_combine_kernel_v3(const hd_params p) {
     HD_CMB_ENTRY();
     asm volatile("griddepcontrol.wait;\n" ::: "memory");
