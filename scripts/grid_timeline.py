@@ -30,6 +30,10 @@ def main(path):
     print(f"  decode finish end (us){q([(s[12] - g0) / 1e3 for s in rows])}")
     nt = [s[7] & 0xffff for s in rows]
     print(f"  tiles a CTA           {q(nt)}")
+    last = {}
+    for s in rows:  # a persistent CTA's segments: its SM's last end
+        last[s[1]] = max(last.get(s[1], 0), s[12])
+    print(f"  an SM's last end (us) {q([(v - g0) / 1e3 for v in last.values()])}  ({len(last)} SMs)")
     pro = [s[3] - s[0] for s in rows if s[3]]
     body = [s[4] - s[3] for s in rows if s[3] and s[4]]
     epi = [s[5] - s[4] for s in rows if s[4] and s[5]]

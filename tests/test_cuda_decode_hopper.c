@@ -27,7 +27,7 @@
  * TB/s (1152 or 656 B/token);
  * MLA_BENCH_HOPPER=2 times without the tests; MLA_BENCH_SEL=mask picks configurations, MLA_BENCH_BATCH=b overrides their batch;
  * MLA_HD_TRACE=prefix writes one CTA's timeline per configuration (library built -DHD_TRACE);
- * MLA_BENCH_PRECISION=bf16p times MLA_PRECISION_BF16_P. */
+ * MLA_BENCH_PRECISION=bf16p times MLA_PRECISION_BF16_P; MLA_BENCH_VARLEN=1 draws the seq_lens as mla bench --varlen. */
 #include <limits.h>
 
 #include "harness.h"
@@ -98,6 +98,9 @@ typedef struct hcase {
                                 (mla_cuda_decode_hopper_last_fused); -1 (mk): either */
     int f8g;                 /* >= 0: every run must have had that many groups a page on the FP8 kernel's group
                                 tiles (mla_cuda_decode_hopper_last_f8g; 0: not on them); -1 (mk): either */
+    int mode;                /* >= 0: every automatic run (split count 0) must have run the balanced schedule's
+                                plan in that mode (mla_cuda_decode_hopper_last_mode: 1 parts, 2 lanes); -1 (mk):
+                                any */
 } hcase;
 
 /* MLA_PRECISION_BF16_P (one bf16 P term): per probability 2^-9 relative, out off by up to ~2^-9 of
@@ -492,6 +495,9 @@ static void run_case(h_rng *r, const hcase *c) {
                    mla_cuda_decode_hopper_last_f8g(), c->f8g);
         mla_status rs = mla_synchronize(g_gpu);
         EXPECT_OK(g_gpu, rs);
+        if (c->mode >= 0 && ns == 0)
+            EXPECT(mla_cuda_decode_hopper_last_mode() == c->mode, "automatic run: plan mode %d, expected %d",
+                   mla_cuda_decode_hopper_last_mode(), c->mode);
         if (d_ws) mla_free(g_gpu, d_ws);
         if (rc != MLA_OK || rs != MLA_OK) break;
         h_dev_get(g_gpu, out_h, d_out, sizeof(uint16_t) * out_n);
@@ -677,6 +683,7 @@ static hcase mk(int H, int page, int causal, int B, const int *qlen, const int *
     c.splits[0] = 0;
     c.fused = -1;
     c.f8g = -1;
+    c.mode = -1;
     return c;
 }
 
@@ -1210,17 +1217,31 @@ static void run_all(h_rng *r) {
          requests than parts (the uniform split, no plan) */
         int q[104], s[104];
         for (int b = 0; b < 104; b++) { q[b] = 2; s[b] = b == 7 ? 0 : h_int(r, 2, 700); }
-        hcase c = mk(16, 64, 1, 104, q, s);
-        c.sink_mode = 1;
-        c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 2;
-        c.twice = 1;
-        run_case(r, &c);
-        c.p1 = 1; c.H = 32; c.page = 16; c.twice = 0; c.nsplits = 1;
-        run_case(r, &c);
-        c.p1 = 0; c.fp8 = 1; c.H = 16; c.page = 64;
-        run_case(r, &c);
+        {
+            hcase c = mk(16, 64, 1, 104, q, s);
+            c.sink_mode = 1;
+            c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 2;
+            c.twice = 1;
+            c.mode = 1;
+            run_case(r, &c);
+            c.p1 = 1; c.H = 32; c.page = 16; c.twice = 0; c.nsplits = 1;
+            run_case(r, &c);
+            c.p1 = 0; c.fp8 = 1; c.H = 16; c.page = 64;
+            run_case(r, &c);
+        }
+        { /* parts with four row blocks a request (H 128, q_len 2: four lanes), a request without keys;
+             bf16p, then FP8 */
+            int q4[40], s4[40];
+            for (int b = 0; b < 40; b++) { q4[b] = 2; s4[b] = b == 3 ? 0 : h_int(r, 2, 900); }
+            hcase c = mk(128, 64, 1, 40, q4, s4);
+            c.p1 = 1; c.sink_mode = 1; c.mode = 1;
+            run_case(r, &c);
+            c.p1 = 0; c.fp8 = 1;
+            if (!g_quick) run_case(r, &c);
+        }
         for (int b = 0; b < 104; b++) s[b] = 300;
-        c = mk(16, 64, 1, 104, q, s);
+        hcase c = mk(16, 64, 1, 104, q, s);
+        c.mode = 2;
         run_case(r, &c);
         for (int b = 0; b < 3; b++) { q[b] = 1; s[b] = 3000; }
         c = mk(128, 64, 0, 3, q, s);
@@ -1419,7 +1440,11 @@ static int cmp_float(const void *x, const void *y) {
  * 3 FP8 rope-aware (sigma a power of two; packed q) */
 static void bench_one(h_rng *r, int B, int H, int sq, int seq, int fmt) {
     const char *pge = getenv("MLA_BENCH_PAGE"); /* diagnosis (decode_trace.sh): another page size than 64 */
-    const int T = B * sq, page = pge && atoi(pge) > 0 ? atoi(pge) : 64, ppr = (seq + page - 1) / page, npages = B * ppr;
+    /* MLA_BENCH_VARLEN=1 (diagnosis, traces): seq_lens N(seq, seq / 2) clipped to [s_q, 2 seq], as mla bench --varlen
+       draws them (without the clip) */
+    const char *vle = getenv("MLA_BENCH_VARLEN");
+    const int varlen = vle && atoi(vle) == 1, seqmax = varlen ? 2 * seq : seq;
+    const int T = B * sq, page = pge && atoi(pge) > 0 ? atoi(pge) : 64, ppr = (seqmax + page - 1) / page, npages = B * ppr;
     const int rowb = fmt == 3 ? RA_ROW : (fmt ? F8_ROW : 1152);
     const size_t pool_bytes = (size_t)npages * page * rowb, q_n = (size_t)T * H * (fmt == 3 ? RA_ROW / 2 : DK);
     void *d_qsig = NULL, *d_sig = NULL;
@@ -1477,7 +1502,15 @@ static void bench_one(h_rng *r, int B, int H, int sq, int seq, int fmt) {
     const int pool = poolp ? atoi(poolp) : 0, noflush = nfp && atoi(nfp) == 1;
     for (int i = 0; i < npages; i++) bt[i] = pool > 0 ? perm[i] % pool : perm[i];
     for (int b = 0; b <= B; b++) qoff[b] = b * sq;
-    for (int b = 0; b < B; b++) seqs[b] = seq;
+    double sumseq = 0;
+    for (int b = 0; b < B; b++) {
+        seqs[b] = seq;
+        if (varlen) {
+            const double v = seq + h_normal(r) * seq / 2.0;
+            seqs[b] = v < sq ? sq : (v > seqmax ? seqmax : (int)v);
+        }
+        sumseq += seqs[b];
+    }
 
     BCHECK(cudaMalloc(&d_q, q_n * 2));
     BCHECK(cudaMalloc(&d_pool, pool_bytes));
@@ -1554,8 +1587,8 @@ static void bench_one(h_rng *r, int B, int H, int sq, int seq, int fmt) {
         for (int i = 0; i < 1024; i++) finite &= isfinite(mla_bf16_to_f32(ho[i]));
         qsort(ms, 20, sizeof(float), cmp_float);
         const double t = 0.5 * (ms[9] + ms[10]) * 1e-3;
-        const double flops = 2.0 * B * sq * H * (double)(DK + DV) * seq;
-        const double bytes = (double)B * seq * (rowb + (fmt == 3 ? 4 : 0)) + (double)q_n * 2 + (double)T * H * DV * 2;
+        const double flops = 2.0 * sq * H * (double)(DK + DV) * sumseq;
+        const double bytes = sumseq * (rowb + (fmt == 3 ? 4 : 0)) + (double)q_n * 2 + (double)T * H * DV * 2;
         printf("bench %-9s b=%d h=%d s_q=%d seq=%d splits=%d: %.3f ms (min %.3f)  %.1f TFLOPS  %.2f TB/s%s\n",
                fmt == 0 ? "bf16" : (fmt == 1 ? "fp8" : (fmt == 2 ? "fp8-exact" : "fp8-ra")), B, H, sq, seq, splits, t * 1e3, ms[0],
                flops / t * 1e-12, bytes / t * 1e-12, finite ? "" : "  NON-FINITE OUTPUT");

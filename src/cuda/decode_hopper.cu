@@ -237,6 +237,10 @@
          quiet there, so one arrival of each odd-phase barrier's full count puts every barrier back at an
          even phase, as fresh. H100 same run, 3 rounds: bf16p 4K 597 -> 603, 8K 650 -> 653, causal 8K
          648 -> 653, varlen 616 -> 618, s_q=1 579 -> 580, spec 8K 483 -> 485; b=4 (no transition) 377 / 377.
+     v45 (not kept; bench/patches/s35_v45_sorted_lanes_lpt.diff) unequal requests as whole-request lanes
+         from one queue, largest cost first (no cut, no combine): whole requests balance 4.5-7% worse than
+         mode 1's cuts; H100 same run, varlen 8K / 16K bf16p 614.5 -> 599 / 652.5 -> 622.5 TF, s_q=1
+         varlen 515 -> 467.
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
@@ -3818,6 +3822,12 @@ extern "C" int mla_cuda_decode_hopper_last_fused(void) { return hd_fused_last; }
 static int hd_f8g_force = -1, hd_f8g_last = 0;
 extern "C" void mla_cuda_decode_hopper_force_f8g(int mode) { hd_f8g_force = mode; }
 extern "C" int mla_cuda_decode_hopper_last_f8g(void) { return hd_f8g_last; }
+static const int64_t *hd_plan_last = NULL; /* the last call's plan (balanced schedule), for the tests */
+extern "C" int mla_cuda_decode_hopper_last_mode(void) {
+    int64_t m = -1;
+    if (hd_plan_last && cudaMemcpy(&m, hd_plan_last + 2, sizeof m, cudaMemcpyDeviceToHost) != cudaSuccess) m = -2;
+    return (int)m;
+}
 static int hd_fuse_ok(const mla_ctx *ctx, const hd_params *p, int nsplit, void (*kern)(const hd_params)) {
     static int env = -1;
     const int mode = hd_fuse_force >= 0 ? hd_fuse_force : hd_env_int_or("MLA_HD_FUSE", &env, 2);
@@ -3837,6 +3847,7 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     if (!mla_cuda_decode_hopper_supported(ctx, a, why, sizeof why))
         return mla_core_fail(ctx, MLA_ERR_UNSUPPORTED, "decode (hopper kernel): %s", why);
     hd_fused_last = hd_f8g_last = 0;
+    hd_plan_last = NULL;
     if (a->num_tokens <= 0) return MLA_OK;
     if (num_splits < 0 || num_splits > MLA_HD_MAX_SPLITS)
         return mla_core_fail(ctx, MLA_ERR_INVALID_ARG, "decode (hopper kernel): num_splits %d", num_splits);
@@ -3963,6 +3974,7 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
         const size_t n = 2 * (size_t)p.P * (size_t)p.L;
         uint8_t *w = (uint8_t *)(((uintptr_t)a->workspace + need_u + 255) & ~(uintptr_t)255);
         p.plan = (int64_t *)w;
+        hd_plan_last = p.plan;
         p.cum = (int64_t *)(w + 256);
         p.ws_po = (float *)(w + 256 + hd_align((size_t)(p.B + 1) * 8));
         p.ws_plse = (float *)((uint8_t *)p.ws_po + hd_align(n * HD_ROWS * HD_DV * 4));

@@ -44,6 +44,10 @@ void mla_cuda_decode_hopper_force_one(int mode);
  * (cooperative launch, H % 64 == 0) 0 never, 1 wherever the grid fits, 2 (the default) where it also
  * has at least 64 splits; -1: back to the variable. */
 void mla_cuda_decode_hopper_force_fuse(int mode);
+/* The last call's plan mode under the balanced schedule (0 uniform layout, 1 parts with cuts and a
+ * combine, 2 lanes; read from its workspace, which must still be allocated; synchronizes), -1 when it
+ * ran without the schedule. */
+int mla_cuda_decode_hopper_last_mode(void);
 /* 1 when the last call (in this process) ran hd_fused_combine (for the tests). */
 int mla_cuda_decode_hopper_last_fused(void);
 /* Overrides MLA_HD_F8G for the calls that follow: the FP8 kernel's group tiles (16-row TMA boxes at pages
