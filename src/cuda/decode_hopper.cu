@@ -241,6 +241,11 @@
          from one queue, largest cost first (no cut, no combine): whole requests balance 4.5-7% worse than
          mode 1's cuts; H100 same run, varlen 8K / 16K bf16p 614.5 -> 599 / 652.5 -> 622.5 TF, s_q=1
          varlen 515 -> 467.
+     v46 the early start (hd_start_early: Q and tiles 0, 1 issued by thread 0 before the roles split) under the
+         balanced schedule too, past one more barrier after the plan (its scratch lives in the stages). The
+         first wave's first S 25.7K -> 20.9K cycles after entry (4K trace). H100 same run, 3 rounds: bf16p 4K /
+         8K / 16K 601 -> 603 / 649 -> 651 / 671 -> 673, varlen 617 -> 619, causal 8K 648 -> 650, s_q=1 578 ->
+         579, spec 8K 483 -> 484; b=4, h16 (other paths) unchanged.
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
@@ -3236,8 +3241,12 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8, cons
     }
 #endif
     int has = 0;
-    if (p.sched) has = hd_plan_cta(p, sm, gbase, pg);
-    else if (threadIdx.x < 32) { /* warp 0 */
+    if (p.sched) {
+        has = hd_plan_cta(p, sm, gbase, pg);
+        /* every thread has read the plan's scratch in the stages for the last time (mm[] is read past
+           the plan's last barrier): hd_start_early may load tiles 0 and 1 over it */
+        __syncthreads();
+    } else if (threadIdx.x < 32) { /* warp 0 */
         hd_job J0;
         HD_CT_PRO(17);
         has = hd_find_job(p, blockIdx.x, blockIdx.y, &J0, pg);
@@ -3256,8 +3265,7 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8, cons
         }
         if (has) hd_init_bars(p, sm, sm_u32, 0);
         if (!p.sched) HD_CT_PRO(23);
-        /* not after hd_plan_cta: every thread reads its scratch in stage 1 (mm[]) past its last barrier */
-        if (has && !p.sched && threadIdx.x == 0) hd_start_early(p, sm, sbase, sm_u32);
+        if (has && threadIdx.x == 0) hd_start_early(p, sm, sbase, sm_u32);
     }
     __syncthreads();
     if (!sm->sc_more) return; /* uniform over the CTA */
