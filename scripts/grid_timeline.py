@@ -38,7 +38,9 @@ def main(path):
     body = [s[4] - s[3] for s in rows if s[3] and s[4]]
     epi = [s[5] - s[4] for s in rows if s[4] and s[5]]
     print(f"  prologue (cycles)     {q(pro)}")
-    print(f"  body (cycles)         {q(body)}   per tile med {st.median(body) / max(1, st.median(nt)):.0f}")
+    tiled = [(s[4] - s[3], s[7] & 0xffff) for s in rows if s[3] and s[4]]
+    per_tile = sum(b for b, _ in tiled) / max(1, sum(t for _, t in tiled))  # (segments of unequal length)
+    print(f"  body (cycles)         {q(body)}   per tile {per_tile:.0f} (all bodies / all tiles)")
     print(f"  epilogue (cycles)     {q(epi)}")
     cm = path + ".cmb"
     if os.path.exists(cm):

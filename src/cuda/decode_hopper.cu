@@ -3034,7 +3034,8 @@ MLA_DEV int hd_q_ahead(const hd_params &p, uint32_t sbase, uint32_t sm_u32, cons
     return 1;
 }
 
-/* The uniform layout's segment (BF16 cache, TMA with 64-row boxes, Q by TMA): thread 0 issues its Q
+/* A CTA's first segment (BF16 cache, TMA with 64-row boxes, Q by TMA; under the balanced schedule too
+ * since v46, past the barrier that ends the plan): thread 0 issues its Q
  * and tiles 0 and 1 as soon as the barriers exist, before the roles split, and marks the job
  * (qpre = 2) so that the producer skips them. Issued by the producer, they went out ~6-8K cycles
  * after the job was known at b=4 h=128 32K (one wave, HD_TRACE): past the role split the producer's
@@ -3515,12 +3516,9 @@ __global__ void __launch_bounds__(128) hd_combine_kernel_v3(const hd_params p) {
     HD_CMB_ENTRY();
     asm volatile("griddepcontrol.wait;\n" ::: "memory");
     HD_CMB(1, hd_gtime());
-    if (p.sched && p.plan[2] == 1) {
-        hd_combine_rows_sched(p);
-        return;
-    }
-    if (p.nsplit > 1 && (int64_t)blockIdx.x < (int64_t)p.T * p.H) hd_combine_row_v2(p, blockIdx.x);
-    HD_CMB(2, hd_gtime());
+    if (p.sched && p.plan[2] == 1) hd_combine_rows_sched(p);
+    else if (p.nsplit > 1 && (int64_t)blockIdx.x < (int64_t)p.T * p.H) hd_combine_row_v2(p, blockIdx.x);
+    HD_CMB(2, hd_gtime()); /* (the balanced schedule's rows too: their exit went unrecorded) */
 }
 
 /* ------------------------------------------------------------------------------------------ */
