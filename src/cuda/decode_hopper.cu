@@ -246,6 +246,11 @@
          first wave's first S 25.7K -> 20.9K cycles after entry (4K trace). H100 same run, 3 rounds: bf16p 4K /
          8K / 16K 601 -> 603 / 649 -> 651 / 671 -> 673, varlen 617 -> 619, causal 8K 648 -> 650, s_q=1 578 ->
          579, spec 8K 483 -> 484; b=4, h16 (other paths) unchanged.
+     v49 (not kept; bench/patches/s36_v49_continuous_flow.diff) segments without a pipeline drain: barriers run on
+         across segments (no re-arm), out from the consumers' registers by 16-byte stores, the next Q and tiles 0, 1
+         issued as the last stages free. The stores took 8.5K cycles (64 KB at ~8 B/clock, the rate the out stores'
+         read of stage 0 has too), so the transition shrank ~0.7K cycles and the consumers waited instead: H100
+         same run 4K 599.5 -> 587.5, 8K 646 -> 639.5, varlen 613.5 -> 610.5 TF.
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
