@@ -10,7 +10,7 @@
  *             has issued its stores (the stage is free then), measured by thread 0 after bar.sync (its
  *             "done" column is not measured: 0).
  * Each CTA writes its own 64 KB region, a fresh one each iteration (regions cycle over `mb` MiB).
- * Build and run on the GPU machine:
+ * Build and run on the GPU machine (second table: see probe_busy):
  *   nvcc -O3 -gencode arch=compute_90a,code=sm_90a bench/store_probe.cu -o build-gpu/store_probe
  *   build-gpu/store_probe
  */
@@ -89,6 +89,108 @@ __global__ void __launch_bounds__(128, 1) probe(uint8_t *dst, const uint8_t *qsr
     }
 }
 
+
+/* Second table (session 36): out leaving a few SMs while the others pull tiles, as in the running decode.
+ * CTAs [0, ns) are storers: each iteration waits ~4K cycles, then sends its 64 KB (wmode 0: 8 bulk stores of
+ * 8 KB, contiguous; 1: 64 rows x 8 pieces of 128 B, the rows 1 KB apart as out's rows are, 512 bulk stores;
+ * 2: 128 threads, 16-byte ld.shared + st.global, contiguous) and times it to `wait_group.read 0` (mode 2:
+ * until every thread has issued). CTAs [ns, grid) are loaders until the storers are done: groups of 4 pull the
+ * same 73.7 KB tiles (9 bulk copies of 8 KB, two in flight) from a 1 GB buffer in HBM (the first of a group
+ * misses L2, as the decode's row blocks of one request), `pace` cycles at least per tile (0: flat out). */
+#define TILEB 73728
+__global__ void __launch_bounds__(128, 1) probe_busy(uint8_t *dst, const uint8_t *kv, size_t kv_tiles, int ns, int iters,
+                                                     int wmode, int pace, volatile int *stop, unsigned long long *cyc) {
+    extern __shared__ __align__(1024) uint8_t sm[];
+    __shared__ __align__(8) uint64_t bar[2];
+    if (threadIdx.x == 0) {
+        for (int d = 0; d < 2; d++) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(su32(&bar[d])) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    for (int i = threadIdx.x; i < OUTB / 16; i += blockDim.x) ((uint4 *)sm)[i] = make_uint4(i, i + 1, i + 2, i + 3);
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    __syncthreads();
+    if ((int)blockIdx.x < ns) { /* storer */
+        unsigned long long tot = 0;
+        for (int it = 0; it < iters; it++) {
+            uint8_t *d = dst + ((size_t)it * ns + blockIdx.x) % 4096 * (OUTB * 2); /* rows 1 KB apart: 128 KB a region */
+            if (threadIdx.x == 0) {
+                const unsigned long long w = clock64();
+                while (clock64() - w < 4000) { }
+            }
+            __syncthreads();
+            const unsigned long long t0 = clock64();
+            if (wmode < 2) {
+                if (threadIdx.x == 0) {
+                    if (wmode == 0)
+                        for (int k = 0; k < OUTB / PIECE; k++)
+                            asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(d + k * PIECE),
+                                         "r"(su32(sm + k * PIECE)), "r"(PIECE)
+                                         : "memory");
+                    else
+                        for (int k = 0; k < 512; k++) /* chunk k / 64 (128 B of a row), row k % 64 */
+                            asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(
+                                             d + (size_t)(k % 64) * 1024 + (k / 64) * 128),
+                                         "r"(su32(sm + 128 * k)), "r"(128)
+                                         : "memory");
+                    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+                    asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+                }
+            } else {
+                for (int i = threadIdx.x; i < OUTB / 16; i += blockDim.x) {
+                    uint4 v;
+                    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                                 : "r"(su32(sm + 16 * i)));
+                    *(uint4 *)(d + 16 * i) = v;
+                }
+            }
+            __syncthreads();
+            tot += clock64() - t0;
+            if (threadIdx.x == 0) asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+        }
+        if (threadIdx.x == 0) {
+            cyc[2 * blockIdx.x] = tot / iters;
+            atomicAdd((int *)stop, 1);
+        }
+        return;
+    }
+    if (threadIdx.x != 0) return; /* loader: thread 0 */
+    const int g = (blockIdx.x - ns) / 4;
+    const unsigned long long t0 = clock64();
+    unsigned long long tl = t0;
+    int n = 0;
+    for (int i = 0;; i++) {
+        if (i >= 2) {
+            const uint32_t par = (uint32_t)(((i - 2) / 2) & 1);
+            asm volatile("{\n .reg .pred P;\n W: mbarrier.try_wait.parity.shared::cta.b64 P, [%0], %1;\n @!P bra W;\n}\n" ::"r"(
+                             su32(&bar[i & 1])),
+                         "r"(par)
+                         : "memory");
+            n++;
+            if (*stop >= ns) break;
+            while (clock64() - tl < (unsigned long long)pace) { }
+            tl = clock64();
+        }
+        const size_t tile = ((size_t)g * 4099 + (size_t)i) % kv_tiles;
+        const uint32_t b = su32(&bar[i & 1]);
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b), "r"(TILEB) : "memory");
+        for (int k = 0; k < TILEB / PIECE; k++)
+            asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                             su32(sm + (i & 1) * TILEB + k * PIECE)),
+                         "l"(kv + tile * TILEB + k * PIECE), "r"(PIECE), "r"(b)
+                         : "memory");
+    }
+    cyc[2 * blockIdx.x] = clock64() - t0;
+    { /* the last tile issued (n) lands before the CTA exits */
+        const int i = n;
+        asm volatile("{\n .reg .pred P;\n W: mbarrier.try_wait.parity.shared::cta.b64 P, [%0], %1;\n @!P bra W;\n}\n" ::"r"(
+                         su32(&bar[i & 1])),
+                     "r"((uint32_t)((i / 2) & 1))
+                     : "memory");
+    }
+    cyc[2 * blockIdx.x + 1] = (unsigned long long)n;
+}
+
 /* the median of n values taken every stride-th from h (h is reordered) */
 static unsigned long long median(unsigned long long *h, int stride, int n) {
     for (int i = 1; i < n; i++) /* insertion sort: n <= the SM count */
@@ -126,6 +228,47 @@ int main(void) {
             const unsigned long long r = median(h, 2, ctas), dn = median(h + 1, 2, ctas);
             printf("%-10s %5d %10llu %10llu %8.1f\n", names[mode], ctas, r, dn, (double)OUTB / (double)r);
         }
+
+    { /* second table: a few storers while the other SMs pull tiles */
+        const size_t kvb = (size_t)1 << 30, kv_tiles = kvb / TILEB;
+        uint8_t *kv;
+        int *stop;
+        CK(cudaMalloc(&kv, kvb));
+        CK(cudaMemset(kv, 2, kvb));
+        CK(cudaMalloc(&stop, sizeof(int)));
+        unsigned long long *c2, *h2 = (unsigned long long *)malloc(2 * nsm * sizeof(unsigned long long));
+        CK(cudaMalloc(&c2, 2 * nsm * sizeof(unsigned long long)));
+        const int smem2 = 2 * TILEB;
+        CK(cudaFuncSetAttribute(probe_busy, cudaFuncAttributeMaxDynamicSharedMemorySize, smem2));
+        const char *wn[3] = {"bulk 8KB", "bulk rows", "st.global"};
+        printf("\n64 KB out from ns storers while the other SMs pull 73.7 KB tiles (groups of 4, from HBM)\n");
+        printf("%-10s %3s %6s %10s %8s %14s\n", "mode", "ns", "pace", "read", "B/clk", "loader B/clk");
+        const int nss[2] = {1, 4}, paces[3] = {-1, 3300, 0};
+        for (int wm = 0; wm < 3; wm++)
+            for (int a = 0; a < 2; a++)
+                for (int b = 0; b < 3; b++) {
+                    const int ns = nss[a], grid = paces[b] < 0 ? ns : nsm;
+                    for (int rep = 0; rep < 2; rep++) { /* the first warms up */
+                        CK(cudaMemset(stop, 0, sizeof(int)));
+                        probe_busy<<<grid, 128, smem2>>>(dst, kv, kv_tiles, ns, 32, wm, paces[b] < 0 ? 0 : paces[b], stop, c2);
+                        CK(cudaDeviceSynchronize());
+                    }
+                    CK(cudaMemcpy(h2, c2, 2 * grid * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+                    double lb = 0;
+                    int nl = 0;
+                    for (int i = ns; i < grid; i++)
+                        if (h2[2 * i]) {
+                            lb += (double)h2[2 * i + 1] * TILEB / (double)h2[2 * i];
+                            nl++;
+                        }
+                    const unsigned long long r = median(h2, 2, ns);
+                    printf("%-10s %3d %6d %10llu %8.1f %14.1f\n", wn[wm], ns, paces[b], r, (double)OUTB / (double)r,
+                           nl ? lb / nl : 0.0);
+                }
+        CK(cudaFree(kv));
+        CK(cudaFree(c2));
+        free(h2);
+    }
     free(h);
     return 0;
 }
