@@ -20,6 +20,17 @@
 #define QB 73728
 #define PIECE 8192
 
+/* the block's threads copy 64 KB from shared memory to d by 16-byte ld.shared + st.global */
+__device__ __forceinline__ void copy_out(uint8_t *d, const uint8_t *sm) {
+    for (int i = threadIdx.x; i < OUTB / 16; i += blockDim.x) {
+        uint4 v;
+        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                     : "r"(su32(sm + 16 * i)));
+        *(uint4 *)(d + 16 * i) = v;
+    }
+}
+
 /* mode 0: bulk, 1: bulk after a pending 72 KB bulk load, 2: st.global by 128 threads */
 __global__ void __launch_bounds__(128, 1) probe(uint8_t *dst, const uint8_t *qsrc, size_t regions, int iters, int mode,
                                                 unsigned long long *cyc) {
@@ -72,13 +83,7 @@ __global__ void __launch_bounds__(128, 1) probe(uint8_t *dst, const uint8_t *qsr
             }
         } else {
             const unsigned long long t0 = clock64();
-            for (int i = threadIdx.x; i < OUTB / 16; i += blockDim.x) {
-                uint4 v;
-                asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-                             : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                             : "r"(su32(sm + 16 * i)));
-                *(uint4 *)(d + 16 * i) = v;
-            }
+            copy_out(d, sm);
             __syncthreads();
             if (threadIdx.x == 0) t_read += clock64() - t0;
         }
@@ -136,13 +141,7 @@ __global__ void __launch_bounds__(128, 1) probe_busy(uint8_t *dst, const uint8_t
                     asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
                 }
             } else {
-                for (int i = threadIdx.x; i < OUTB / 16; i += blockDim.x) {
-                    uint4 v;
-                    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-                                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                                 : "r"(su32(sm + 16 * i)));
-                    *(uint4 *)(d + 16 * i) = v;
-                }
+                copy_out(d, sm);
             }
             __syncthreads();
             tot += clock64() - t0;
