@@ -23,9 +23,7 @@ __global__ void __launch_bounds__(128, 1) probe(const uint8_t *buf, int ntiles, 
     __shared__ __align__(8) uint64_t bar[MAXD];
     const int g = blockIdx.x / share;
     if (threadIdx.x == 0) {
-        for (int d = 0; d < depth; d++)
-            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(su32(&bar[d])) : "memory");
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        probe_bars_init(bar, depth);
     }
     __syncthreads();
     if (threadIdx.x != 0) return;
@@ -34,10 +32,7 @@ __global__ void __launch_bounds__(128, 1) probe(const uint8_t *buf, int ntiles, 
         if (i >= depth) { /* tile i - depth landed */
             const int d = (i - depth) % depth;
             const uint32_t par = (uint32_t)(((i - depth) / depth) & 1);
-            asm volatile("{\n .reg .pred P;\n W: mbarrier.try_wait.parity.shared::cta.b64 P, [%0], %1;\n @!P bra W;\n}\n" ::"r"(
-                             su32(&bar[d])),
-                         "r"(par)
-                         : "memory");
+            probe_wait(&bar[d], par);
         }
         if (i < iters) {
             const int d = i % depth;
@@ -69,9 +64,7 @@ __global__ void __launch_bounds__(32, 1) probe_cl(const uint8_t *buf, int ntiles
     asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
     const int lane = threadIdx.x;
     if (lane == 0) {
-        for (int d = 0; d < depth; d++)
-            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(su32(&bar[d])) : "memory");
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        probe_bars_init(bar, depth);
     }
     __syncwarp();
     asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
@@ -81,10 +74,7 @@ __global__ void __launch_bounds__(32, 1) probe_cl(const uint8_t *buf, int ntiles
             const int d = (i - depth) % depth;
             const uint32_t par = (uint32_t)(((i - depth) / depth) & 1);
             if (lane == 0)
-                asm volatile("{\n .reg .pred P;\n W: mbarrier.try_wait.parity.shared::cta.b64 P, [%0], %1;\n @!P bra W;\n}\n" ::"r"(
-                                 su32(&bar[d])),
-                             "r"(par)
-                             : "memory");
+                probe_wait(&bar[d], par);
             __syncwarp();
             /* every CTA of the cluster is done with stage d before anyone refills it */
             asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");

@@ -36,10 +36,7 @@ __global__ void __launch_bounds__(128, 1) probe(uint8_t *dst, const uint8_t *qsr
                                                 unsigned long long *cyc) {
     extern __shared__ __align__(1024) uint8_t sm[]; /* [0, OUTB): out; [OUTB, OUTB + QB): the load's target */
     __shared__ __align__(8) uint64_t bar;
-    if (threadIdx.x == 0) {
-        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(su32(&bar)) : "memory");
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
+    if (threadIdx.x == 0) probe_bars_init(&bar, 1);
     for (int i = threadIdx.x; i < OUTB / 16; i += blockDim.x) ((uint4 *)sm)[i] = make_uint4(i, i + 1, i + 2, i + 3);
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     __syncthreads();
@@ -72,14 +69,7 @@ __global__ void __launch_bounds__(128, 1) probe(uint8_t *dst, const uint8_t *qsr
                 const unsigned long long t2 = clock64();
                 t_read += t1 - t0;
                 t_done += t2 - t0;
-                if (mode == 1) { /* the load's phase, so that the next iteration starts quiet */
-                    uint32_t ok = 0;
-                    while (!ok)
-                        asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
-                                     : "=r"(ok)
-                                     : "r"(su32(&bar)), "r"(it & 1)
-                                     : "memory");
-                }
+                if (mode == 1) probe_wait(&bar, (uint32_t)(it & 1)); /* the load's phase: the next iteration starts quiet */
             }
         } else {
             const unsigned long long t0 = clock64();
@@ -94,7 +84,6 @@ __global__ void __launch_bounds__(128, 1) probe(uint8_t *dst, const uint8_t *qsr
     }
 }
 
-
 /* Second table (session 36): out leaving a few SMs while the others pull tiles, as in the running decode.
  * CTAs [0, ns) are storers: each iteration waits ~4K cycles, then sends its 64 KB (wmode 0: 8 bulk stores of
  * 8 KB, contiguous; 1: 64 rows x 8 pieces of 128 B, the rows 1 KB apart as out's rows are, 512 bulk stores;
@@ -102,14 +91,13 @@ __global__ void __launch_bounds__(128, 1) probe(uint8_t *dst, const uint8_t *qsr
  * until every thread has issued). CTAs [ns, grid) are loaders until the storers are done: groups of 4 pull the
  * same 73.7 KB tiles (9 bulk copies of 8 KB, two in flight) from a 1 GB buffer in HBM (the first of a group
  * misses L2, as the decode's row blocks of one request), `pace` cycles at least per tile (0: flat out). */
-#define TILEB 73728
+#define TILEB QB /* a key tile, 64 x 576 bf16, is Q's size */
 __global__ void __launch_bounds__(128, 1) probe_busy(uint8_t *dst, const uint8_t *kv, size_t kv_tiles, int ns, int iters,
                                                      int wmode, int pace, volatile int *stop, unsigned long long *cyc) {
     extern __shared__ __align__(1024) uint8_t sm[];
     __shared__ __align__(8) uint64_t bar[2];
     if (threadIdx.x == 0) {
-        for (int d = 0; d < 2; d++) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(su32(&bar[d])) : "memory");
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        probe_bars_init(bar, 2);
     }
     for (int i = threadIdx.x; i < OUTB / 16; i += blockDim.x) ((uint4 *)sm)[i] = make_uint4(i, i + 1, i + 2, i + 3);
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
@@ -161,10 +149,7 @@ __global__ void __launch_bounds__(128, 1) probe_busy(uint8_t *dst, const uint8_t
     for (int i = 0;; i++) {
         if (i >= 2) {
             const uint32_t par = (uint32_t)(((i - 2) / 2) & 1);
-            asm volatile("{\n .reg .pred P;\n W: mbarrier.try_wait.parity.shared::cta.b64 P, [%0], %1;\n @!P bra W;\n}\n" ::"r"(
-                             su32(&bar[i & 1])),
-                         "r"(par)
-                         : "memory");
+            probe_wait(&bar[i & 1], par);
             n++;
             if (*stop >= ns) break;
             while (clock64() - tl < (unsigned long long)pace) { }
@@ -180,13 +165,7 @@ __global__ void __launch_bounds__(128, 1) probe_busy(uint8_t *dst, const uint8_t
                          : "memory");
     }
     cyc[2 * blockIdx.x] = clock64() - t0;
-    { /* the last tile issued (n) lands before the CTA exits */
-        const int i = n;
-        asm volatile("{\n .reg .pred P;\n W: mbarrier.try_wait.parity.shared::cta.b64 P, [%0], %1;\n @!P bra W;\n}\n" ::"r"(
-                         su32(&bar[i & 1])),
-                     "r"((uint32_t)((i / 2) & 1))
-                     : "memory");
-    }
+    probe_wait(&bar[n & 1], (uint32_t)((n / 2) & 1)); /* the last tile issued (n) lands before the CTA exits */
     cyc[2 * blockIdx.x + 1] = (unsigned long long)n;
 }
 

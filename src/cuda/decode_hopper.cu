@@ -248,9 +248,11 @@
          579, spec 8K 483 -> 484; b=4, h16 (other paths) unchanged.
      v49 (not kept; bench/patches/s36_v49_continuous_flow.diff) segments without a pipeline drain: barriers run on
          across segments (no re-arm), out from the consumers' registers by 16-byte stores, the next Q and tiles 0, 1
-         issued as the last stages free. The stores took 8.5K cycles (64 KB at ~8 B/clock, the rate the out stores'
-         read of stage 0 has too), so the transition shrank ~0.7K cycles and the consumers waited instead: H100
-         same run 4K 599.5 -> 587.5, 8K 646 -> 639.5, varlen 613.5 -> 610.5 TF.
+         issued as the last stages free. The stores took 8.5K cycles (64 KB at ~8 B/clock, as the tensor stores'
+         128-byte row pieces: a rate set by the write pattern, not by the other SMs' traffic, bench/store_probe.cu),
+         so the transition shrank ~0.7K cycles and the consumers waited instead: H100 same run 4K 599.5 -> 587.5,
+         8K 646 -> 639.5, varlen 613.5 -> 610.5 TF. v50 (the same with 64 whole-row bulk stores from producer warp
+         0, bench/patches/s36_v50_flow_row_stores.diff): their issue held the warp ~6K cycles, 4K 598 -> 588.
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
