@@ -253,6 +253,11 @@
          so the transition shrank ~0.7K cycles and the consumers waited instead: H100 same run 4K 599.5 -> 587.5,
          8K 646 -> 639.5, varlen 613.5 -> 610.5 TF. v50 (the same with 64 whole-row bulk stores from producer warp
          0, bench/patches/s36_v50_flow_row_stores.diff): their issue held the warp ~6K cycles, 4K 598 -> 588.
+     v51, v52 (not kept; bench/patches/s37_v52_row_major_out_early_tiles.diff) out staged row-major in stage 0
+         (a quad transpose, conflict-free) and sent as one 64 KB bulk store; v52 also re-armed the stages'
+         barriers and issued the next tile 1 once hd_q_ahead saw them paid. The transition stayed ~17.4K cycles:
+         tile 0 then waited on the producer's own chain (v51), or the staging slowed under the landing tiles
+         (6.4K cycles, v52). H100 same run 4K 600 -> 593.5 / 587, 8K 642.5 -> 639 / 635, s_q=1 574 -> 560 / 557.5.
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
