@@ -14,12 +14,16 @@ def num(x):
         return 0.0
 
 
-def main(path, top=70):
+def load(path):
+    """(header, rows) of one instruction per row; the header is the first row that names the source column"""
     rows = list(csv.reader(open(path, newline="")))
-    # the header is the first row that names the source column
     h = next(i for i, r in enumerate(rows) if any(c.strip() in ("Source", "# Address", "Address") for c in r))
     head = [c.strip() for c in rows[h]]
-    body = [r for r in rows[h + 1:] if len(r) == len(head)]
+    return head, [r for r in rows[h + 1:] if len(r) == len(head)]
+
+
+def main(path, top=70):
+    head, body = load(path)
     print(f"{path}: {len(body)} instructions; columns: {head}")
     col = {c: i for i, c in enumerate(head)}
     src = col.get("Source", 1)
