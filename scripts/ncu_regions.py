@@ -4,7 +4,7 @@ Inputs: the source-page CSV of `scripts/decode_ncu.sh` (per-SASS-instruction sam
 build's object (build/libmla.a member decode_hopper.cu.o, or the .a itself): its cubin is
 disassembled with line info (`nvdisasm -g`), so that each instruction maps to decode_hopper.cu
 functions (or a header). Prints, per function: all samples, the no-instruction (fetch) stalls and the
-executed instructions; then the lines with the most fetch stalls; then samples by how often the
+number of its SASS instructions; then the lines with the most fetch stalls; then samples by how often the
 instructions ran (per-segment code against the per-pair loops).
   python3 scripts/ncu_regions.py CSV OBJ KERNEL   (KERNEL: e.g. _Z25hd_decode_kernel_v7_bf16p9hd_params)
 Needs cuobjdump and nvdisasm on PATH (pip: nvidia-cuda-cuobjdump, nvidia-cuda-nvdisasm)."""
@@ -23,11 +23,15 @@ SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "cud
 
 def line_map(obj, kernel):
     """instruction offset -> (file, line) of the kernel's SASS"""
-    d = tempfile.mkdtemp()
+    with tempfile.TemporaryDirectory() as d:
+        return _line_map(os.path.abspath(obj), kernel, d)
+
+
+def _line_map(obj, kernel, d):
     if obj.endswith(".a"):
-        subprocess.run(["ar", "x", os.path.abspath(obj), "decode_hopper.cu.o"], cwd=d, check=True)
+        subprocess.run(["ar", "x", obj, "decode_hopper.cu.o"], cwd=d, check=True)
         obj = os.path.join(d, "decode_hopper.cu.o")
-    subprocess.run(["cuobjdump", "-xelf", "all", os.path.abspath(obj)], cwd=d, check=True, capture_output=True)
+    subprocess.run(["cuobjdump", "-xelf", "all", obj], cwd=d, check=True, capture_output=True)
     cubin = glob.glob(os.path.join(d, "*.cubin"))[0]
     syms = subprocess.run(["readelf", "-Ws", cubin], check=True, capture_output=True, text=True).stdout
     idx = next(ln.split()[0].rstrip(":") for ln in syms.splitlines() if ln.split()[-1:] == [kernel] and "FUNC" in ln)
@@ -75,7 +79,6 @@ def main(csv_path, obj, kernel):
         for key, agg in ((func(f), by_f), (f, by_l)):
             agg[key]["all"] += num(r[samp])
             agg[key]["no_inst"] += num(r[noi])
-            agg[key]["ex"] += num(r[ex])
             agg[key]["n"] += 1
     ni = sum(c["no_inst"] for c in by_f.values())
     print(f"{len(body)} instructions, {tot:.0f} samples, no_inst {ni / tot * 100:.1f}%\n\nby function (% of all samples):")
