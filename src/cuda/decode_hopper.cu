@@ -258,6 +258,11 @@
          barriers and issued the next tile 1 once hd_q_ahead saw them paid. The transition stayed ~17.4K cycles:
          tile 0 then waited on the producer's own chain (v51), or the staging slowed under the landing tiles
          (6.4K cycles, v52). H100 same run 4K 600 -> 593.5 / 587, 8K 642.5 -> 639 / 635, s_q=1 574 -> 560 / 557.5.
+     v53 (not kept; bench/patches/s39_v53_next_s_under_epilogue.diff) v49's flow in a kernel of its own with each
+         consumer's next first S issued inside the epilogue (a dummy S where it owns no tile; the consumer index
+         a compile-time constant: a branch on it with a wgmma in flight serialized every wgmma, C7520). H100 same
+         run 4K 597 -> 588 (S between the rows' stores 591; whole-line store pairs 585), 8K 641 -> 637, 16K 660 ->
+         652 (663): the consumers' store issue is the transition, the S under it too short to pay for it.
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
