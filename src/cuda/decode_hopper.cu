@@ -263,6 +263,8 @@
          a compile-time constant: a branch on it with a wgmma in flight serialized every wgmma, C7520). H100 same
          run 4K 597 -> 588 (S between the rows' stores 591; whole-line store pairs 585), 8K 641 -> 637, 16K 660 ->
          652 (663): the consumers' store issue is the transition, the S under it too short to pay for it.
+     v54 (not kept; bench/patches/s39_v54_tile0_behind_out_boxes.diff) out's 8 boxes as 8 bulk groups, the next
+         tile 1 first and tile 0 chunk by chunk as each box is read: H100 same run 4K 599 -> 595, 8K 647 -> 644.
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
