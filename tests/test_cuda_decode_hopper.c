@@ -1229,6 +1229,22 @@ static void run_all(h_rng *r) {
             c.p1 = 0; c.fp8 = 1; c.H = 16; c.page = 64;
             run_case(r, &c);
         }
+        { /* v55: the cut blocks merged by the combine grid (MLA_HD_CUTMERGE=0) and inside the decode grid
+             (the default; not in the _ep kernels: H 64 under bf16p keeps the combine grid), against the
+             reference, run twice (bit-identical), in a workspace of 0xff bytes (counts of no launch) */
+            for (int on = 0; on <= 1; on++) {
+                mla_cuda_decode_hopper_force_cutmerge(on);
+                for (int v = 0; v < 3; v++) {
+                    hcase c = mk(v == 0 ? 128 : 64, 64, 1, 104, q, s);
+                    c.p1 = v != 1; c.sink_mode = 1; c.mode = 1; c.twice = v == 0;
+                    run_case(r, &c);
+                    const int want = on && v != 2;
+                    EXPECT(mla_cuda_decode_hopper_last_cutmerge() == want, "H %d p1 %d: cut blocks merged inside the grid: %d, expected %d",
+                           c.H, c.p1, mla_cuda_decode_hopper_last_cutmerge(), want);
+                }
+            }
+            mla_cuda_decode_hopper_force_cutmerge(-1);
+        }
         { /* parts with four row blocks a request (H 128, q_len 2: four lanes), a request without keys;
              bf16p, then FP8 */
             int q4[40], s4[40];

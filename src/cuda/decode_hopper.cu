@@ -265,6 +265,13 @@
          652 (663): the consumers' store issue is the transition, the S under it too short to pay for it.
      v54 (not kept; bench/patches/s39_v54_tile0_behind_out_boxes.diff) out's 8 boxes as 8 bulk groups, the next
          tile 1 first and tile 0 chunk by chunk as each box is read: H100 same run 4K 599 -> 595, 8K 647 -> 644.
+     v55 the balanced schedule's cut row blocks merged inside the decode grid (hd_cut_note, hd_cut_count,
+         hd_cut_merge; not in the _ep kernels), so no combine grid follows a scheduled decode but the
+         _ep kernels' (its CTAs all exited where nothing was cut: ~4 us a launch, MLA_HD_TIMING). H100
+         same run, 3 rounds, HEAD -> v55: 4K 604 -> 608, page 61 8K 600 -> 606, varlen 8K 619 -> 619
+         (the ~22 us combine grid, overlapped by PDL, against ~10 us more decode), every other shape
+         within 1 TF. Variants that counted each piece at its segment's end, or all at the CTA's
+         end, and one compiled into the _ep kernels: bench/results.md, session 40.
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
@@ -392,7 +399,9 @@
 
 /* What one CTA works on: a segment (row block x tile range; thread 0 finds it, hd_small.job). */
 typedef struct hd_job {
-    int b, q_start, q_len, nrows, row0, seq, t_begin, nt, split;
+    int b, q_start, q_len, nrows, row0, seq, t_begin, nt;
+    int split; /* part -2: the uniform split's index; part >= 0: the cut block's pieces, in parts qa .. qa + n - 1,
+                  and whether it is part qa's first request, as qa | n << 9 | first << 18 (hd_sched_next) */
     int part; /* -1: the whole row block (write out); -2: uniform split y = split (partial); >= 0:
                  balanced schedule, the partial's index */
     int slot; /* uniform layout: the row-block slot (a persistent CTA runs slot, slot + gridDim.x, ...) */
@@ -860,7 +869,7 @@ MLA_DEV int64_t hd_req_cost(const hd_params &p, int b, int *nblk, const int gp =
 /* The next segment of CTA x (thread 0, balanced mode): 1 with J filled, 0 when none is left.
  * sc_next: the next request to look at, sc_cum its cum (walked forward, costs recomputed: the
  * plan's scratch is gone once the tiles load). */
-MLA_DEV int hd_sched_next(const hd_params &p, hd_small *sm, int x, hd_job *J, const int gp = 0) {
+MLA_DEV int hd_sched_next(const hd_params &p, hd_small *sm, int x, hd_job *J, const int gp = 0, const int cuts = 1) {
     int ntiles;
     const int P = sm->sc_p;
     const int q = x / p.L, l = x - q * p.L;
@@ -882,6 +891,11 @@ MLA_DEV int hd_sched_next(const hd_params &p, hd_small *sm, int x, hd_job *J, co
         J->nt = hi - lo;
         J->split = 0;
         J->part = (lo == 0 && hi == ntiles) ? -1 : (2 * q + (b == sm->sc_first ? 0 : 1)) * p.L + l;
+        if (cuts && J->part >= 0) { /* the block's pieces: parts qa .. qr (as hd_combine_rows_sched finds them;
+                                       cuts = 0: the _ep kernels, which leave them to the combine grid) */
+            const int qa = hd_sched_part(x0, W, P), qr = hd_sched_part(x0 + ntiles - 1, W, P);
+            J->split = qa | (qr - qa + 1) << 9 | (c <= hd_sched_s(qa, W, P) ? 1 : 0) << 18;
+        }
         return 1;
     }
     return 0;
@@ -913,7 +927,7 @@ MLA_DEV void hd_job_ahead(const hd_params &p, hd_job *J) {
  * if it is there; else the requests' costs and the mode, and in mode 1 their prefix sums in scratch
  * (the shared memory of the K stages, free until the first tile), W and P'; CTA 0 publishes. Returns 1 with
  * sm->job set when the CTA has a job. */
-MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase, const int gp = 0) {
+MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase, const int gp = 0, const int cuts = 1) {
     int64_t *cum = (int64_t *)(gbase + HD_SK0);   /* [B + 1] */
     int64_t *wsum = (int64_t *)(gbase + HD_SK1);  /* [32] the scan's warp sums */
     /* min, max cost; over; requests (32 bits: costs are c0 + tiles < 2^26, and shared-memory atomics of
@@ -1052,7 +1066,7 @@ MLA_DEV int hd_plan_cta(const hd_params &p, hd_small *sm, uint8_t *gbase, const 
             sm->sc_first = hd_sched_req(cp, glob, p.B, hd_sched_s(x / p.L, sm->sc_w, sm->sc_p));
             sm->sc_next = sm->sc_first;
             sm->sc_cum = hd_cum(cp, glob, sm->sc_first);
-            has = hd_sched_next(p, sm, x, &J, gp);
+            has = hd_sched_next(p, sm, x, &J, gp, cuts);
         }
         if (has && sm->sc_mode == 1) sm->job = J;
     }
@@ -3012,11 +3026,11 @@ MLA_DEV void hd_init_bars(const hd_params &p, hd_small *sm, uint32_t sm_u32, int
  * mode 2 the next lane job (hd_lane_job), in mode 0 with persistent CTAs (p.persist) the next
  * row-block slot with rows (x + gridDim.x, ...); the uniform split has none. Runs while the
  * consumers finish the segment's last tiles. */
-MLA_DEV int hd_next_job(const hd_params &p, hd_small *sm, const hd_job &J, const int gp = 0) {
+MLA_DEV int hd_next_job(const hd_params &p, hd_small *sm, const hd_job &J, const int gp = 0, const int cuts = 1) {
     hd_job J1;
     int has = 0;
     if (p.sched && sm->sc_mode == 1) {
-        if ((threadIdx.x & 31) == 0) has = hd_sched_next(p, sm, blockIdx.x + blockIdx.y * gridDim.x, &J1, gp);
+        if ((threadIdx.x & 31) == 0) has = hd_sched_next(p, sm, blockIdx.x + blockIdx.y * gridDim.x, &J1, gp, cuts);
         has = __shfl_sync(0xffffffffu, has, 0);
     } else if (p.sched && sm->sc_mode == 2) {
         if ((threadIdx.x & 31) == 0) has = hd_first_lane(p, (int64_t)J.slot + gridDim.x, &J1, gp);
@@ -3091,6 +3105,138 @@ MLA_DEV float hd_combine_factor(const hd_params &p, float M, float W, int h, flo
     float f = 1.f / W;
     if (p.sink) f *= 1.f / (1.f + expf(p.sink[h] - *lse));
     return f;
+}
+
+/* v55: the balanced schedule's cut row blocks merged inside the decode grid (p.cutm; the combine grid
+ * merged them after the whole decode grid, ~22 us at varlen 8K, and was launched for every schedule
+ * shape, its CTAs exiting at once where nothing was cut: ~4.5 us at 4K). A block's pieces run in
+ * parts qa .. qa + n - 1 (J.split, hd_sched_next); each piece writes its f32 partial as before
+ * (hd_finish) and producer thread 0 notes it in its CTA's slot (hd_cut_note: ws_mrec, epoch-tagged, at
+ * most two: only a part's first and last requests are cut). At the CTA's end (hd_cut_merge) every
+ * noted piece is counted in its block's word ws_cnt[piece 0] (the launch's epoch << 16 | pieces
+ * counted: no clearing between launches), after a fence over the CTA's partial stores; the piece that
+ * counts last sees every other piece's partial and its CTA merges the block. A part's first request
+ * (slot 0) is its first segment: it is counted at the end of the second (hd_cut_count_early), so
+ * that its block's other pieces, at the ends of earlier parts, count last and merge there; the
+ * last request (slot 1) at the CTA's end. Counted right at its own segment's end, the fence (it
+ * waits for the partials' 128 KB to drain) held the next segment back: varlen 8K decode 874 us;
+ * counted at the CTA's end, CTAs merged both their blocks: 892 us (866 and 22 us of combine grid
+ * before). No CTA waits for another, so no residency is assumed. Not in the _ep kernels (compiled
+ * in, the code moved them -1.5..-2.5% where nothing is cut: s_q=1, h=64): they keep the combine grid. */
+MLA_DEV void hd_cut_note(const hd_params &p, const hd_job &J) {
+    /* slot 0: the part's first request, 1: another (its last: only those two can be cut) */
+    long long *r = p.ws_mrec + ((int64_t)(blockIdx.x + blockIdx.y * gridDim.x) * 2 + ((J.part / p.L) & 1)) * 4;
+    r[1] = J.q_start;
+    r[2] = (long long)J.nrows << 32 | (unsigned)J.row0;
+    r[3] = J.split;
+    r[0] = p.epoch;
+}
+
+/* Producer thread 0 at the end of the CTA's second segment: count the first segment's cut piece (slot
+ * 0), if any; r[3] bit 20: counted, bit 21: the last, merge it at the CTA's end */
+MLA_DEV int hd_cut_count(const hd_params &p, const long long *r);
+MLA_DEV void hd_cut_count_early(const hd_params &p) {
+    long long *r = p.ws_mrec + (int64_t)(blockIdx.x + blockIdx.y * gridDim.x) * 2 * 4;
+    if (__ldcg(r) != p.epoch) return;
+    __threadfence(); /* the consumers' partial stores, a segment ago */
+    const int last = hd_cut_count(p, r);
+    if (last) __threadfence(); /* the other pieces' partials before the merge's loads */
+    r[3] = __ldcg(r + 3) | 1ll << 20 | (long long)last << 21;
+}
+
+/* One thread: count the piece noted in record r (this launch's); 1 when it is its block's last */
+MLA_DEV int hd_cut_count(const hd_params &p, const long long *r) {
+    const int cut = (int)(__ldcg(r + 3) & 0x7ffff), row0 = (int)(unsigned)(__ldcg(r + 2) & 0xffffffffll);
+    const int qa = cut & 511, n = (cut >> 9) & 511, first = (cut >> 18) & 1;
+    unsigned long long *w = p.ws_cnt + (int64_t)(2 * qa + (first ? 0 : 1)) * p.L + row0 / HD_ROWS;
+    const unsigned long long tag = ((unsigned long long)p.epoch & 0xffffffffffffull) << 16;
+    unsigned long long v = __ldcg(w);
+    for (;;) {
+        const unsigned long long cur = (v & ~0xffffull) == tag ? v : tag; /* another launch's word: none yet */
+        const unsigned long long was = atomicCAS(w, v, cur + 1);
+        if (was == v) return (int)(cur & 0xffffull) == n - 1;
+        v = was;
+    }
+}
+
+MLA_DEV void hd_cut_merge(const hd_params &p, uint8_t *gbase, int ct) {
+    const int64_t x = blockIdx.x + blockIdx.y * gridDim.x;
+    float *wt = (float *)(gbase + HD_SK1); /* [64 rows][n pieces] */
+    int *last = (int *)(gbase + HD_SP);    /* per record: 1 = merge it here */
+    if (ct == 0) {
+        __threadfence(); /* the consumers' partial stores (before the barrier that ended their loop) */
+        int any = 0;
+        for (int m = 0; m < 2; m++) {
+            const long long *r = p.ws_mrec + (x * 2 + m) * 4;
+            const long long w3 = __ldcg(r + 3);
+            last[m] = __ldcg(r) == p.epoch && ((w3 >> 20 & 1) ? (int)(w3 >> 21 & 1) : hd_cut_count(p, r));
+            any |= last[m];
+        }
+        if (any) __threadfence(); /* the other pieces' partials, seen through their counts, before the loads */
+    }
+    HD_BAR(1, 256);
+    for (int m = 0; m < 2; m++) {
+        const long long *r = p.ws_mrec + (x * 2 + m) * 4;
+        if (!last[m]) continue;
+        const int q_start = (int)__ldcg(r + 1);
+        const long long nr = __ldcg(r + 2);
+        const int nrows = (int)(nr >> 32), row0 = (int)(unsigned)(nr & 0xffffffffll), cut = (int)(__ldcg(r + 3) & 0x7ffff);
+        const int qa = cut & 511, n = (cut >> 9) & 511, first = (cut >> 18) & 1, l = row0 / HD_ROWS;
+        const int nv = min(HD_ROWS, nrows - row0);
+#define HD_CUT_PIECE(k) ((int64_t)(2 * (qa + (k)) + ((k) == 0 && !first ? 1 : 0)) * p.L + l)
+        for (int i = ct; i < nv * n; i += 256) {
+            const int rr = i / n, k = i - rr * n;
+            wt[i] = __ldcg(p.ws_plse + HD_CUT_PIECE(k) * HD_ROWS + rr);
+        }
+        HD_BAR(1, 256);
+        if (ct < nv) { /* row ct: the weights times the row's factor, and its lse */
+            float *wr = wt + ct * n, M = -INFINITY, W = 0.f;
+            for (int k = 0; k < n; k++) M = fmaxf(M, wr[k]);
+            for (int k = 0; k < n; k++) {
+                wr[k] = hd_split_weight(wr[k], M);
+                W += wr[k];
+            }
+            const int R = row0 + ct, t = q_start + R / p.H, h = R % p.H;
+            float lse;
+            const float f = hd_combine_factor(p, M, W, h, &lse);
+            for (int k = 0; k < n; k++) wr[k] *= f;
+            if (p.lse) p.lse[(int64_t)t * p.lse_st + h] = lse;
+        }
+        HD_BAR(1, 256);
+        const int c4 = ct & 127;
+        for (int r0 = ct >> 7; r0 < nv; r0 += 16) {
+            float4 acc[8];
+#pragma unroll
+            for (int j = 0; j < 8; j++) acc[j] = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll 2 /* (1 moved spills into the general-page kernels' loops: bf16p_g 3 -> 165 LDL/STL) */
+            for (int k = 0; k < n; k++) {
+                const float *src = p.ws_po + HD_CUT_PIECE(k) * HD_ROWS * HD_DV + 4 * c4;
+#pragma unroll
+                for (int j = 0; j < 8; j++) {
+                    const int rr = r0 + 2 * j;
+                    const float wk = rr < nv ? wt[rr * n + k] : 0.f;
+                    if (wk != 0.f) {
+                        const float4 v = __ldcg((const float4 *)(src + (int64_t)rr * HD_DV));
+                        acc[j].x += wk * v.x;
+                        acc[j].y += wk * v.y;
+                        acc[j].z += wk * v.z;
+                        acc[j].w += wk * v.w;
+                    }
+                }
+            }
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                const int rr = r0 + 2 * j;
+                if (rr >= nv) break;
+                const int R = row0 + rr, t = q_start + R / p.H, h = R % p.H;
+                uint16_t *orow = p.out + (int64_t)t * p.o_st + (int64_t)h * p.o_sh + 4 * c4;
+                *(uint32_t *)orow = pack_bf16x2(acc[j].x, acc[j].y);
+                *(uint32_t *)(orow + 2) = pack_bf16x2(acc[j].z, acc[j].w);
+            }
+        }
+#undef HD_CUT_PIECE
+        HD_BAR(1, 256); /* wt is the next block's */
+    }
 }
 
 /* v31: the split-KV combine inside the decode grid (p.fuse). A separate combine grid cost b=4 h=128
@@ -3262,7 +3408,7 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8, cons
 #endif
     int has = 0;
     if (p.sched) {
-        has = hd_plan_cta(p, sm, gbase, pg);
+        has = hd_plan_cta(p, sm, gbase, pg, !ep);
         /* every thread has read the plan's scratch in the stages for the last time (mm[] is read past
            the plan's last barrier): hd_start_early may load tiles 0 and 1 over it */
         __syncthreads();
@@ -3321,12 +3467,16 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8, cons
             }
             if (tid < 32) { /* the next segment while the consumers finish this one */
                 __syncwarp();
-                if (hd_next_job(p, sm, J, pg) && tid == 0) {
+                if (hd_next_job(p, sm, J, pg, !ep) && tid == 0) {
                     if (hd_q_ahead(p, sbase, sm_u32, J, sm->job_next)) sm->job_next.qpre = 1;
                     HD_CT(20, clock64());
                 }
             }
             __syncthreads(); /* the segment is over for everyone: its barriers are quiet, out is staged */
+            if (!ep && p.cutm && tid == 0) { /* v55 */
+                if (J.part >= 0) hd_cut_note(p, J);
+                if (J.k == 1) hd_cut_count_early(p);
+            }
             /* the out stores; with 64-row boxes thread 0 is tile 0's only issuer and waits for them to
                be read right before it refills stage 0 (hd_producer_tma), else here */
             if (os && tid == 0) hd_store_out(p, J, sbase, p.box != HD_KEYS || p.fp8 || !p.tma);
@@ -3355,6 +3505,7 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8, cons
             if (!__syncthreads_or(0)) break;
         }
         if (p.fuse) hd_fused_combine(p, sm->job, gbase, threadIdx.x - 128);
+        if (!ep && p.cutm && sm->sc_mode == 1) hd_cut_merge(p, gbase, threadIdx.x - 128);
     }
 }
 
@@ -3744,13 +3895,14 @@ static int hd_use_sched(const mla_ctx *ctx, const mla_decode_args *a) {
     return hd_env_on("MLA_DECODE_SCHED", &v) && hd_env_int("MLA_DECODE_SPLITS", &fs) < 1 && hd_auto_splits(ctx, a) == 1 && hd_sched_shape(ctx, a, &L, &P);
 }
 
-/* balanced schedule scratch: plan[3] | cum[B + 1] | partials [2 P L, 64, 512] f32 | lse2 [2 P L, 64] */
+/* balanced schedule scratch: plan[3] | cum[B + 1] | partials [2 P L, 64, 512] f32 | lse2 [2 P L, 64] |
+   the cut blocks' counts [2 P L] | the CTAs' noted pieces [P L][2][4] (v55, hd_cut_note) */
 static size_t hd_sched_ws_bytes(const mla_ctx *ctx, const mla_decode_args *a) {
     int L = 1, P = 1;
     hd_sched_shape(ctx, a, &L, &P);
     const size_t n = 2 * (size_t)P * (size_t)L;
     return 256 + 256 + hd_align((size_t)(a->batch.num_requests + 1) * 8) + hd_align(n * HD_ROWS * HD_DV * 4) +
-           hd_align(n * HD_ROWS * 4);
+           hd_align(n * HD_ROWS * 4) + hd_align(n * 8) + hd_align(n * 4 * 8);
 }
 
 /* the uniform split's scratch: partials [nsplit][T H][512] f32, lse2 [nsplit][T H], then (hd_fused_combine)
@@ -3845,6 +3997,9 @@ static int hd_fuse_force = -1, hd_fused_last = 0;
 extern "C" void mla_cuda_decode_hopper_force_fuse(int mode) { hd_fuse_force = mode; }
 extern "C" int mla_cuda_decode_hopper_last_fused(void) { return hd_fused_last; }
 static int hd_f8g_force = -1, hd_f8g_last = 0;
+static int hd_cutm_force = -1, hd_cutm_last = 0;
+extern "C" void mla_cuda_decode_hopper_force_cutmerge(int mode) { hd_cutm_force = mode; }
+extern "C" int mla_cuda_decode_hopper_last_cutmerge(void) { return hd_cutm_last; }
 extern "C" void mla_cuda_decode_hopper_force_f8g(int mode) { hd_f8g_force = mode; }
 extern "C" int mla_cuda_decode_hopper_last_f8g(void) { return hd_f8g_last; }
 static const int64_t *hd_plan_last = NULL; /* the last call's plan (balanced schedule), for the tests */
@@ -4003,6 +4158,10 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
         p.cum = (int64_t *)(w + 256);
         p.ws_po = (float *)(w + 256 + hd_align((size_t)(p.B + 1) * 8));
         p.ws_plse = (float *)((uint8_t *)p.ws_po + hd_align(n * HD_ROWS * HD_DV * 4));
+        p.ws_cnt = (unsigned long long *)((uint8_t *)p.ws_plse + hd_align(n * HD_ROWS * 4));
+        p.ws_mrec = (long long *)((uint8_t *)p.ws_cnt + hd_align(n * 8));
+        static int cutm_env = -1; /* v55: MLA_HD_CUTMERGE=0 (A/B) merges the cut blocks in the combine grid */
+        p.cutm = hd_cutm_force >= 0 ? hd_cutm_force : hd_env_on("MLA_HD_CUTMERGE", &cutm_env);
     }
 
     cudaStream_t stream = mla_cuda_stream(ctx);
@@ -4015,6 +4174,8 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
                                        : (f8k ? hd_decode_kernel_v7_f8 : hd_decode_kernel_v7);
     if (p.gpage && gpe != 3) /* (BF16 only: never f8k) */
         kern = p1 ? (early_pay ? hd_decode_kernel_v7_bf16p_ep_g : hd_decode_kernel_v7_bf16p_g) : hd_decode_kernel_v7_g;
+    if (p1 && early_pay) p.cutm = 0; /* the _ep kernels keep the combine grid (hd_cut_note) */
+    hd_cutm_last = p.cutm;
     /* v32: the FP8 kernel on group tiles (hd_g_tiles) where its page is not a multiple of 16 and at
        least 3/4 of the tiles' rows hold keys (pages 12..15, 24..31 and every page from 36; pages 1..11,
        17..23 and 33..35 keep cp.async); MLA_HD_F8G=0 (A/B) keeps cp.async, =2 (tests, diagnosis) takes them at any
@@ -4077,7 +4238,8 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
         MLA_CUDA_LAUNCHED(ctx, "decode (hopper) kernel");
     }
     if (timing) cudaEventRecord(ev[1], stream);
-    const int64_t rows_u = nsplit > 1 && !p.fuse ? (int64_t)p.T * p.H : 0, rows_s = sched ? (int64_t)(p.P - 1) * p.L * HD_ROWS / 4 : 0;
+    const int64_t rows_u = nsplit > 1 && !p.fuse ? (int64_t)p.T * p.H : 0,
+                  rows_s = sched && !p.cutm ? (int64_t)(p.P - 1) * p.L * HD_ROWS / 4 : 0;
     if (rows_u || rows_s) { /* the combine, as a programmatic dependent of the decode grid */
         cudaLaunchAttribute attr;
         const cudaLaunchConfig_t cfg = hd_pdl_config(dim3((unsigned)(rows_u > rows_s ? rows_u : rows_s), 1u, 1u), dim3(128u, 1u, 1u), 0, stream, &attr);

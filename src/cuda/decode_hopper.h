@@ -50,6 +50,11 @@ void mla_cuda_decode_hopper_force_fuse(int mode);
 int mla_cuda_decode_hopper_last_mode(void);
 /* 1 when the last call (in this process) ran hd_fused_combine (for the tests). */
 int mla_cuda_decode_hopper_last_fused(void);
+/* Overrides MLA_HD_CUTMERGE for the calls that follow: the balanced schedule's cut row blocks merged
+ * inside the decode grid (1, the default) or by the combine grid (0); -1: back to the variable. */
+void mla_cuda_decode_hopper_force_cutmerge(int mode);
+/* 1 when the last call ran the balanced schedule with its cut blocks merged inside the grid. */
+int mla_cuda_decode_hopper_last_cutmerge(void);
 /* Overrides MLA_HD_F8G for the calls that follow: the FP8 kernel's group tiles (16-row TMA boxes at pages
  * that are not multiples of 16) 0 never (cp.async), 1 (the default) where at least 3/4 of the tiles'
  * rows hold keys, 2 at every such page; -1: back to the variable. */

@@ -74,6 +74,12 @@ typedef struct hd_params {
     int64_t epoch;              /* unique per launch: a published plan belongs to this launch */
     float *ws_po;               /* [2 P L, 64, 512] f32 partials (already / l) */
     float *ws_plse;             /* [2 P L, 64] f32 partial lse2 */
+    /* the cut row blocks merged inside the decode grid (cutm = 1, MLA_HD_CUTMERGE, default; 0: the combine
+       grid): a CTA notes its cut pieces in ws_mrec[CTA][0..1] (epoch-tagged) and at its end counts each in
+       ws_cnt[its block's first piece] (epoch << 16 | pieces so far); the last count merges (hd_cut_merge) */
+    int32_t cutm;
+    unsigned long long *ws_cnt; /* [2 P L] */
+    long long *ws_mrec;         /* [P L][2][4]: epoch, q_start, nrows << 32 | row0, cut */
     /* the 64-row raw-tile kernel's one-chain program (decode_narrow.cu, hs_scores_1c): before it,
        hn_scale_scan_kernel stores hs_epoch into hs_flag[b] where request b has a key whose scales the
        one chain cannot take exactly; a CTA whose request's flag differs from hs_epoch runs it */
