@@ -3123,32 +3123,31 @@ MLA_DEV float hd_combine_factor(const hd_params &p, float M, float W, int h, flo
  * counted at the CTA's end, CTAs merged both their blocks: 892 us (866 and 22 us of combine grid
  * before). No CTA waits for another, so no residency is assumed. Not in the _ep kernels (compiled
  * in, the code moved them -1.5..-2.5% where nothing is cut: s_q=1, h=64): they keep the combine grid. */
+/* The partial index of piece k of lane l's cut block whose pieces start in part qa (first: the block's
+ * request is part qa's first), as hd_sched_next numbers them (2q + (not the part's first request)) L + l:
+ * piece 0 may be either, every later piece is its part's first request */
+MLA_DEV int64_t hd_cut_piece(const hd_params &p, int qa, int first, int l, int k) {
+    return (int64_t)(2 * (qa + k) + (k == 0 && !first ? 1 : 0)) * p.L + l;
+}
+/* this CTA's note slot (ws_mrec) */
+MLA_DEV long long *hd_cut_rec(const hd_params &p, int slot) {
+    return p.ws_mrec + ((int64_t)(blockIdx.x + blockIdx.y * gridDim.x) * 2 + slot) * 4;
+}
+
 MLA_DEV void hd_cut_note(const hd_params &p, const hd_job &J) {
     /* slot 0: the part's first request, 1: another (its last: only those two can be cut) */
-    long long *r = p.ws_mrec + ((int64_t)(blockIdx.x + blockIdx.y * gridDim.x) * 2 + ((J.part / p.L) & 1)) * 4;
+    long long *r = hd_cut_rec(p, (J.part / p.L) & 1);
     r[1] = J.q_start;
     r[2] = (long long)J.nrows << 32 | (unsigned)J.row0;
     r[3] = J.split;
     r[0] = p.epoch;
 }
 
-/* Producer thread 0 at the end of the CTA's second segment: count the first segment's cut piece (slot
- * 0), if any; r[3] bit 20: counted, bit 21: the last, merge it at the CTA's end */
-MLA_DEV int hd_cut_count(const hd_params &p, const long long *r);
-MLA_DEV void hd_cut_count_early(const hd_params &p) {
-    long long *r = p.ws_mrec + (int64_t)(blockIdx.x + blockIdx.y * gridDim.x) * 2 * 4;
-    if (__ldcg(r) != p.epoch) return;
-    __threadfence(); /* the consumers' partial stores, a segment ago */
-    const int last = hd_cut_count(p, r);
-    if (last) __threadfence(); /* the other pieces' partials before the merge's loads */
-    r[3] = __ldcg(r + 3) | 1ll << 20 | (long long)last << 21;
-}
-
 /* One thread: count the piece noted in record r (this launch's); 1 when it is its block's last */
 MLA_DEV int hd_cut_count(const hd_params &p, const long long *r) {
     const int cut = (int)(__ldcg(r + 3) & 0x7ffff), row0 = (int)(unsigned)(__ldcg(r + 2) & 0xffffffffll);
     const int qa = cut & 511, n = (cut >> 9) & 511, first = (cut >> 18) & 1;
-    unsigned long long *w = p.ws_cnt + (int64_t)(2 * qa + (first ? 0 : 1)) * p.L + row0 / HD_ROWS;
+    unsigned long long *w = p.ws_cnt + hd_cut_piece(p, qa, first, row0 / HD_ROWS, 0);
     const unsigned long long tag = ((unsigned long long)p.epoch & 0xffffffffffffull) << 16;
     unsigned long long v = __ldcg(w);
     for (;;) {
@@ -3159,15 +3158,32 @@ MLA_DEV int hd_cut_count(const hd_params &p, const long long *r) {
     }
 }
 
+/* Producer thread 0 at the end of the CTA's second segment: count the first segment's cut piece (slot
+ * 0), if any; r[3] bit 20: counted, bit 21: the last, merge it at the CTA's end */
+MLA_DEV void hd_cut_count_early(const hd_params &p) {
+    long long *r = hd_cut_rec(p, 0);
+    if (__ldcg(r) != p.epoch) return;
+    __threadfence(); /* the consumers' partial stores, a segment ago */
+    const int last = hd_cut_count(p, r);
+    if (last) __threadfence(); /* the other pieces' partials before the merge's loads */
+    r[3] = __ldcg(r + 3) | 1ll << 20 | (long long)last << 21;
+}
+
+/* The CTA's end (the 256 consumer threads, ct = 0..255; inlined after their loop: as a __noinline__
+ * call, or one call with hd_fused_combine, ptxas moved spills into the general-page kernels' loops,
+ * scripts/gmma_spills.sh). Thread 0 counts the CTA's pieces not counted yet (hd_cut_count); each block
+ * whose last piece ran here is merged from its pieces' partials with hd_combine_rows_sched's weights
+ * (M the row's largest lse2, weight 2^(lse2 - M), hd_combine_factor): the weights of (row, piece) in
+ * stage 1 (free: no tile follows), then thread ct a float4 column (ct % 128) of every other row, 8 rows
+ * a pass, out as bf16 rows. */
 MLA_DEV void hd_cut_merge(const hd_params &p, uint8_t *gbase, int ct) {
-    const int64_t x = blockIdx.x + blockIdx.y * gridDim.x;
     float *wt = (float *)(gbase + HD_SK1); /* [64 rows][n pieces] */
     int *last = (int *)(gbase + HD_SP);    /* per record: 1 = merge it here */
     if (ct == 0) {
         __threadfence(); /* the consumers' partial stores (before the barrier that ended their loop) */
         int any = 0;
         for (int m = 0; m < 2; m++) {
-            const long long *r = p.ws_mrec + (x * 2 + m) * 4;
+            const long long *r = hd_cut_rec(p, m);
             const long long w3 = __ldcg(r + 3);
             last[m] = __ldcg(r) == p.epoch && ((w3 >> 20 & 1) ? (int)(w3 >> 21 & 1) : hd_cut_count(p, r));
             any |= last[m];
@@ -3176,17 +3192,16 @@ MLA_DEV void hd_cut_merge(const hd_params &p, uint8_t *gbase, int ct) {
     }
     HD_BAR(1, 256);
     for (int m = 0; m < 2; m++) {
-        const long long *r = p.ws_mrec + (x * 2 + m) * 4;
+        const long long *r = hd_cut_rec(p, m);
         if (!last[m]) continue;
         const int q_start = (int)__ldcg(r + 1);
         const long long nr = __ldcg(r + 2);
         const int nrows = (int)(nr >> 32), row0 = (int)(unsigned)(nr & 0xffffffffll), cut = (int)(__ldcg(r + 3) & 0x7ffff);
         const int qa = cut & 511, n = (cut >> 9) & 511, first = (cut >> 18) & 1, l = row0 / HD_ROWS;
         const int nv = min(HD_ROWS, nrows - row0);
-#define HD_CUT_PIECE(k) ((int64_t)(2 * (qa + (k)) + ((k) == 0 && !first ? 1 : 0)) * p.L + l)
         for (int i = ct; i < nv * n; i += 256) {
             const int rr = i / n, k = i - rr * n;
-            wt[i] = __ldcg(p.ws_plse + HD_CUT_PIECE(k) * HD_ROWS + rr);
+            wt[i] = __ldcg(p.ws_plse + hd_cut_piece(p, qa, first, l, k) * HD_ROWS + rr);
         }
         HD_BAR(1, 256);
         if (ct < nv) { /* row ct: the weights times the row's factor, and its lse */
@@ -3210,7 +3225,7 @@ MLA_DEV void hd_cut_merge(const hd_params &p, uint8_t *gbase, int ct) {
             for (int j = 0; j < 8; j++) acc[j] = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll 2 /* (1 moved spills into the general-page kernels' loops: bf16p_g 3 -> 165 LDL/STL) */
             for (int k = 0; k < n; k++) {
-                const float *src = p.ws_po + HD_CUT_PIECE(k) * HD_ROWS * HD_DV + 4 * c4;
+                const float *src = p.ws_po + hd_cut_piece(p, qa, first, l, k) * HD_ROWS * HD_DV + 4 * c4;
 #pragma unroll
                 for (int j = 0; j < 8; j++) {
                     const int rr = r0 + 2 * j;
@@ -3234,7 +3249,6 @@ MLA_DEV void hd_cut_merge(const hd_params &p, uint8_t *gbase, int ct) {
                 *(uint32_t *)(orow + 2) = pack_bf16x2(acc[j].z, acc[j].w);
             }
         }
-#undef HD_CUT_PIECE
         HD_BAR(1, 256); /* wt is the next block's */
     }
 }
@@ -3622,7 +3636,7 @@ MLA_DEV void hd_combine_rows_sched(const hd_params &p) {
     const int qa_first = c <= hd_sched_s(qa, W, P);
     const int t = J.q_start + R / p.H, h = R % p.H;
     const int ns = qr - qa + 1;
-#define HD_PIECE(k) ((int64_t)((2 * (qa + (k)) + ((k) == 0 && !qa_first ? 1 : 0)) * p.L + r) * HD_ROWS + rr)
+#define HD_PIECE(k) (hd_cut_piece(p, qa, qa_first, r, (k)) * HD_ROWS + rr)
     /* piece k's weight 2^(lse2_k - M) in lane k % 32, register k / 32 (ns <= 256); every piece was
        written (parts hold >= min_units >= 1 of cost: none is empty; an empty split wrote zeros with
        lse2 = -inf, weight 0), so the loads below do not wait on the weights */
