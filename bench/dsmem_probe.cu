@@ -128,18 +128,10 @@ int main(void) {
     CK(cudaEventCreate(&e1));
     printf("%s, %d SMs\n", prop.name, sms);
     for (int cs = 2; cs <= 4; cs += 2) {
-        /* how many clusters fit with the decode's footprint (384 threads, 227 KB) */
-        cudaLaunchConfig_t q = {};
-        cudaLaunchAttribute qa[1];
-        qa[0].id = cudaLaunchAttributeClusterDimension;
-        qa[0].val.clusterDim.x = cs;
-        qa[0].val.clusterDim.y = 1;
-        qa[0].val.clusterDim.z = 1;
-        q.gridDim = dim3(sms / cs * cs);
-        q.blockDim = dim3(128);
-        q.dynamicSmemBytes = SMEM;
-        q.attrs = qa;
-        q.numAttrs = 1;
+        /* how many clusters fit at once with this probe's footprint (128 threads, 2 stages: the decode's
+           227 KB fit no more) */
+        cudaLaunchAttribute qa;
+        const cudaLaunchConfig_t q = probe_cluster_cfg(&qa, cs, sms / cs * cs, 128, SMEM);
         int ncl = 0;
         CK(cudaOccupancyMaxActiveClusters(&ncl, (void *)dsm, &q));
         printf("cluster %d: at most %d clusters at once (%d CTAs) with %d B of shared memory\n", cs, ncl, ncl * cs, SMEM);
@@ -148,18 +140,9 @@ int main(void) {
     const int iters = 2000;
     for (int cs = 2; cs <= 4; cs += 2)
         for (int mode = 0; mode <= 2; mode++) {
-            cudaLaunchConfig_t cfg = {};
-            cudaLaunchAttribute at[1];
-            at[0].id = cudaLaunchAttributeClusterDimension;
-            at[0].val.clusterDim.x = cs;
-            at[0].val.clusterDim.y = 1;
-            at[0].val.clusterDim.z = 1;
+            cudaLaunchAttribute at;
+            cudaLaunchConfig_t cfg = probe_cluster_cfg(&at, cs, sms / cs * cs, 128, SMEM);
             int ncl = 0;
-            cfg.blockDim = dim3(128);
-            cfg.dynamicSmemBytes = SMEM;
-            cfg.attrs = at;
-            cfg.numAttrs = 1;
-            cfg.gridDim = dim3(sms / cs * cs);
             CK(cudaOccupancyMaxActiveClusters(&ncl, (void *)dsm, &cfg));
             const int ctas = ncl * cs; /* one wave */
             cfg.gridDim = dim3(ctas);
@@ -169,16 +152,10 @@ int main(void) {
             for (int r = 0; r < 5; r++) {
                 CK(cudaEventRecord(e0));
                 CK(cudaLaunchKernelEx(&cfg, dsm, iters, mode, cyc, sink));
-                CK(cudaEventRecord(e1));
-                CK(cudaEventSynchronize(e1));
-                float ms;
-                CK(cudaEventElapsedTime(&ms, e0, e1));
+                const float ms = probe_stop(e0, e1);
                 if (ms < best) {
                     best = ms;
-                    unsigned long long h[4096];
-                    CK(cudaMemcpy(h, cyc, ctas * sizeof *h, cudaMemcpyDeviceToHost));
-                    mcyc = 0;
-                    for (int i = 0; i < ctas; i++) mcyc += (double)h[i] / ctas;
+                    mcyc = probe_mean_cycles(cyc, ctas);
                 }
             }
             const double in = mode ? (double)(cs - 1) * 9 * 2048 : 0;

@@ -139,16 +139,10 @@ int main(int argc, char **argv) {
                 for (int r = 0; r < 5; r++) {
                     CK(cudaEventRecord(e0));
                     probe<<<ctas, 128, MAXD * TILE>>>(buf, ntiles, iters, depth, share, cyc);
-                    CK(cudaEventRecord(e1));
-                    CK(cudaEventSynchronize(e1));
-                    float ms;
-                    CK(cudaEventElapsedTime(&ms, e0, e1));
+                    const float ms = probe_stop(e0, e1);
                     if (ms < best) best = ms;
                 }
-                unsigned long long h[4096];
-                CK(cudaMemcpy(h, cyc, ctas * sizeof *h, cudaMemcpyDeviceToHost));
-                double mc = 0;
-                for (int i = 0; i < ctas; i++) mc += (double)h[i] / ctas;
+                const double mc = probe_mean_cycles(cyc, ctas);
                 const double tot = (double)ctas * iters * TILE;
                 printf("%6d %5d %5d %10.2f %12.1f %12.0f\n", ctas, depth, share, tot / (best * 1e-3) * 1e-12,
                        (double)iters * TILE / mc, mc / iters);
@@ -168,23 +162,13 @@ int main(int argc, char **argv) {
             for (int mc = 0; mc < 2; mc++)
                 for (int depth = 2; depth <= 3; depth++) {
                     const int cs = cs_l[c], ctas = sms / cs * cs;
-                    cudaLaunchConfig_t cfg = {};
-                    cudaLaunchAttribute at[1];
-                    at[0].id = cudaLaunchAttributeClusterDimension;
-                    at[0].val.clusterDim.x = cs;
-                    at[0].val.clusterDim.y = 1;
-                    at[0].val.clusterDim.z = 1;
-                    cfg.gridDim = dim3(ctas);
-                    cfg.blockDim = dim3(32);
-                    cfg.dynamicSmemBytes = MAXD * TILE;
-                    cfg.attrs = at;
-                    cfg.numAttrs = 1;
+                    cudaLaunchAttribute at;
+                    const cudaLaunchConfig_t cfg = probe_cluster_cfg(&at, cs, ctas, 32, MAXD * TILE);
                     const uint8_t *src = hbm ? big : buf;
                     const int nt = hbm ? big_tiles : ntiles;
                     const int it = hbm ? 200 : iters;
                     if (!hbm) CK(cudaLaunchKernelEx(&cfg, probe_cl, src, nt, 50, depth, cs, mc, cyc));
                     float best = 1e30f;
-                    unsigned long long h[4096];
                     double mc_cyc = 0;
                     for (int r = 0; r < 5; r++) {
                         /* HBM: each round its own region of the buffer (nothing of it in L2) */
@@ -192,15 +176,10 @@ int main(int argc, char **argv) {
                         const int nt2 = hbm ? (int)(big_bytes / 5 / TILE) : nt;
                         CK(cudaEventRecord(e0));
                         CK(cudaLaunchKernelEx(&cfg, probe_cl, s2, nt2, it, depth, cs, mc, cyc));
-                        CK(cudaEventRecord(e1));
-                        CK(cudaEventSynchronize(e1));
-                        float ms;
-                        CK(cudaEventElapsedTime(&ms, e0, e1));
+                        const float ms = probe_stop(e0, e1);
                         if (ms < best) {
                             best = ms;
-                            CK(cudaMemcpy(h, cyc, ctas * sizeof *h, cudaMemcpyDeviceToHost));
-                            mc_cyc = 0;
-                            for (int i = 0; i < ctas; i++) mc_cyc += (double)h[i] / ctas;
+                            mc_cyc = probe_mean_cycles(cyc, ctas);
                         }
                     }
                     const double tot = (double)ctas * it * TILE;
