@@ -272,6 +272,11 @@
          (the ~22 us combine grid, overlapped by PDL, against ~10 us more decode), every other shape
          within 1 TF. Variants that counted each piece at its segment's end, or all at the CTA's
          end, and one compiled into the _ep kernels: bench/results.md, session 40.
+     v56 the bf16p base kernel writes its two rows of out in one rolled pass (hd_finish_row; row r0 + 8's
+         values moved into row r0's registers for the second): that code runs once a segment and is fetched
+         cold (session 38). 640 SASS instructions fewer, loop spills as before; trace build, 4K: epilogue
+         5.6K -> 4.3K cycles a segment. H100, same runs: 4K +0.2..+1.0% (the order of the pair moved it by
+         ~0.4%), 8K / varlen +0.2..+0.5%; the _ep and general-page kernels unchanged (their SASS too).
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
@@ -2411,9 +2416,58 @@ MLA_DEV void hd_store_out(const hd_params &p, const hd_job &J, uint32_t sbase, i
     if (wait) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); /* stage 0 read: reusable (next segment) */
 }
 
+/* Row r0 + 8 e of this thread (its 64 columns of consumer c's half: o[4 i + off], o[4 i + off + 1], i = 0..31;
+ * t, h its token and head; lt, lft its two sums, m its running max) to out (through stage 0 where o_smem), or
+ * as the f32 partial of a cut block or of a split. */
+MLA_DEV void hd_finish_row(const hd_params &p, const hd_job &J, uint8_t *gbase, const float *o, const int off, int e, int r0,
+                           int c, int q4, int t, int h, float lt, float lft, float m, int o_smem) {
+    /* brk: a key was seen (m finite) yet no probability survived. Only MLA_PRECISION_BF16_P's raw
+       scores can do that, past their domain (hd_softmax: scaled scores beyond ~2^29, where P at
+       the row's max is 2^(ulp(m) / 2) either way); NaN then, not a row of zeros */
+    const int brk = !(lt > 0.f) && m > -INFINITY;
+    const float inv_l = lt > 0.f ? 1.f / lt : (brk ? NAN : 0.f);
+    const int cbase = 256 * c + 2 * q4;
+    if (J.part >= 0) { /* balanced schedule, a cut row block: partial row (part, r) */
+        const int64_t prow = (int64_t)J.part * HD_ROWS + r0 + 8 * e;
+        float *po = p.ws_po + prow * HD_DV + cbase;
+#pragma unroll
+        for (int i = 0; i < 32; i++)
+            *(float2 *)(po + 8 * i) = make_float2(o[4 * i + off] * inv_l, o[4 * i + off + 1] * inv_l);
+        if (c == 0 && q4 == 0) p.ws_plse[prow] = lt > 0.f ? m + log2f(lft) : (brk ? NAN : -INFINITY);
+    } else if (J.part == -1) {
+        float f = inv_l, lse = brk ? NAN : INFINITY;
+        if (lt > 0.f) {
+            lse = (m + log2f(lft)) * 0.69314718055994531f;
+            if (p.sink) f *= 1.f / (1.f + expf(p.sink[h] - lse));
+        }
+        if (o_smem) { /* column 8i + 2q4 of the half: chunk i / 8, 16-byte unit (i % 8) ^ (r % 8) */
+            const int r = r0 + 8 * e;
+            uint8_t *const row = gbase + HD_SK0 + 4 * c * HD_CHUNK + r * 128 + 4 * q4;
+#pragma unroll
+            for (int i = 0; i < 32; i++)
+                *(uint32_t *)(row + (i >> 3) * HD_CHUNK + (((i & 7) ^ (r & 7)) << 4)) =
+                    pack_bf16x2(o[4 * i + off] * f, o[4 * i + off + 1] * f);
+        } else {
+            uint16_t *orow = p.out + (int64_t)t * p.o_st + (int64_t)h * p.o_sh + cbase;
+#pragma unroll
+            for (int i = 0; i < 32; i++)
+                *(uint32_t *)(orow + 8 * i) = pack_bf16x2(o[4 * i + off] * f, o[4 * i + off + 1] * f);
+        }
+        if (p.lse && c == 0 && q4 == 0) p.lse[(int64_t)t * p.lse_st + h] = lse;
+    } else {
+        const int64_t prow = ((int64_t)J.split * p.T + t) * p.H + h;
+        float *po = p.ws_o + prow * HD_DV + cbase;
+#pragma unroll
+        for (int i = 0; i < 32; i++)
+            *(float2 *)(po + 8 * i) = make_float2(o[4 * i + off] * inv_l, o[4 * i + off + 1] * inv_l);
+        if (c == 0 && q4 == 0) p.ws_lse[prow] = lt > 0.f ? m + log2f(lft) : (brk ? NAN : -INFINITY);
+    }
+}
+
 MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, hd_cstate &C, int c, int r0,
-                       int q4, const int rv_in[2], const int tt_in[2], const int hh_in[2], const int p1) {
-    /* p1: this thread's rows recomputed here rather than kept live across the loops (the staging
+                       int q4, const int rv_in[2], const int tt_in[2], const int hh_in[2], const int p1, const int roll) {
+    /* roll: both rows through one rolled pass of hd_finish_row (compile-time; the bf16p base kernel).
+       p1: this thread's rows recomputed here rather than kept live across the loops (the staging
        below took ~3.7K cycles with them, ~2.4K without: their copies were spilled); the default
        precision's kernel keeps them (recomputing there made ptxas serialize its wgmmas, C7512) */
     int pos_[2], tt[2], hh[2], rv[2];
@@ -2462,51 +2516,25 @@ MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_
     /* a full block's out goes through shared memory (hd_out_smem): bf16 into four swizzled
        64-column chunks of stage 0 per consumer; the lanes of a warp hit 32 distinct banks */
     const int o_smem = hd_out_smem(p, J);
+    if (roll) {
+        /* the bf16p base kernel: one pass of code for both rows (row r0 + 8's values moved into row r0's
+           registers for the second), since that code runs once a segment and is fetched cold each time
+           (session 38); H100 4K +0.8%, 8K +0.4%, varlen +0.7% (session 41) */
+#pragma unroll 1
+        for (int e = 0; e < 2; e++) {
+            if (e ? rv[1] : rv[0])
+                hd_finish_row(p, J, gbase, o, 0, e, r0, c, q4, e ? tt[1] : tt[0], e ? hh[1] : hh[0], e ? lt[1] : lt[0],
+                              e ? lft[1] : lft[0], e ? m_run[1] : m_run[0], o_smem);
 #pragma unroll
-    for (int e = 0; e < 2; e++) {
-        if (!rv[e]) continue;
-        const int t = tt[e], h = hh[e];
-        /* brk: a key was seen (m finite) yet no probability survived. Only MLA_PRECISION_BF16_P's raw
-           scores can do that, past their domain (hd_softmax: scaled scores beyond ~2^29, where P at
-           the row's max is 2^(ulp(m) / 2) either way); NaN then, not a row of zeros */
-        const int brk = !(lt[e] > 0.f) && m_run[e] > -INFINITY;
-        const float inv_l = lt[e] > 0.f ? 1.f / lt[e] : (brk ? NAN : 0.f);
-        const int cbase = 256 * c + 2 * q4;
-        if (J.part >= 0) { /* balanced schedule, a cut row block: partial row (part, r) */
-            const int64_t prow = (int64_t)J.part * HD_ROWS + r0 + 8 * e;
-            float *po = p.ws_po + prow * HD_DV + cbase;
-#pragma unroll
-            for (int i = 0; i < 32; i++)
-                *(float2 *)(po + 8 * i) = make_float2(o[4 * i + 2 * e] * inv_l, o[4 * i + 2 * e + 1] * inv_l);
-            if (c == 0 && q4 == 0) p.ws_plse[prow] = lt[e] > 0.f ? m_run[e] + log2f(lft[e]) : (brk ? NAN : -INFINITY);
-        } else if (J.part == -1) {
-            float f = inv_l, lse = brk ? NAN : INFINITY;
-            if (lt[e] > 0.f) {
-                lse = (m_run[e] + log2f(lft[e])) * 0.69314718055994531f;
-                if (p.sink) f *= 1.f / (1.f + expf(p.sink[h] - lse));
+            for (int i = 0; i < 32; i++) {
+                o[4 * i] = o[4 * i + 2];
+                o[4 * i + 1] = o[4 * i + 3];
             }
-            if (o_smem) { /* column 8i + 2q4 of the half: chunk i / 8, 16-byte unit (i % 8) ^ (r % 8) */
-                const int r = r0 + 8 * e;
-                uint8_t *const row = gbase + HD_SK0 + 4 * c * HD_CHUNK + r * 128 + 4 * q4;
-#pragma unroll
-                for (int i = 0; i < 32; i++)
-                    *(uint32_t *)(row + (i >> 3) * HD_CHUNK + (((i & 7) ^ (r & 7)) << 4)) =
-                        pack_bf16x2(o[4 * i + 2 * e] * f, o[4 * i + 2 * e + 1] * f);
-            } else {
-                uint16_t *orow = p.out + (int64_t)t * p.o_st + (int64_t)h * p.o_sh + cbase;
-#pragma unroll
-                for (int i = 0; i < 32; i++)
-                    *(uint32_t *)(orow + 8 * i) = pack_bf16x2(o[4 * i + 2 * e] * f, o[4 * i + 2 * e + 1] * f);
-            }
-            if (p.lse && c == 0 && q4 == 0) p.lse[(int64_t)t * p.lse_st + h] = lse;
-        } else {
-            const int64_t prow = ((int64_t)J.split * p.T + t) * p.H + h;
-            float *po = p.ws_o + prow * HD_DV + cbase;
-#pragma unroll
-            for (int i = 0; i < 32; i++)
-                *(float2 *)(po + 8 * i) = make_float2(o[4 * i + 2 * e] * inv_l, o[4 * i + 2 * e + 1] * inv_l);
-            if (c == 0 && q4 == 0) p.ws_lse[prow] = lt[e] > 0.f ? m_run[e] + log2f(lft[e]) : (brk ? NAN : -INFINITY);
         }
+    } else {
+#pragma unroll
+        for (int e = 0; e < 2; e++)
+            if (rv[e]) hd_finish_row(p, J, gbase, o, 2 * e, e, r0, c, q4, tt[e], hh[e], lt[e], lft[e], m_run[e], o_smem);
     }
     if (c == 0) HD_CT(16, clock64());
     if (o_smem) {
@@ -2745,7 +2773,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
     }
 
     if (xt < J.nt) hd_consumer_exact(p, J, sm, gbase, sbase, sm_u32, C, c, xt, pos, pos_min, r0, q4, 0, gt);
-    hd_finish(p, J, sm, gbase, C, c, r0, q4, rv, tt, hh, 0);
+    hd_finish(p, J, sm, gbase, C, c, r0, q4, rv, tt, hh, 0, 0);
 }
 
 /* ---- MLA_PRECISION_BF16_P: the seesaw with the row max passed ahead of P -------------------
@@ -2974,7 +3002,7 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
         }
     }
     if (exact) hd_consumer_exact(p, J, sm, gbase, sbase, sm_u32, C, c, 0, pos, pos_min, r0, q4, 1);
-    hd_finish(p, J, sm, gbase, C, c, r0, q4, rv, tt, hh, 1);
+    hd_finish(p, J, sm, gbase, C, c, r0, q4, rv, tt, hh, 1, !ep && !gp);
 }
 
 /* ------------------------------------------------------------------------------------------ */
