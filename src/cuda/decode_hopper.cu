@@ -276,7 +276,9 @@
          values moved into row r0's registers for the second): that code runs once a segment and is fetched
          cold (session 38). 640 SASS instructions fewer, loop spills as before; trace build, 4K: epilogue
          5.6K -> 4.3K cycles a segment. H100, same runs: 4K +0.2..+1.0% (the order of the pair moved it by
-         ~0.4%), 8K / varlen +0.2..+0.5%; the _ep and general-page kernels unchanged (their SASS too).
+         ~0.4%), 8K / varlen +0.2..+0.5%; the _ep and general-page bf16p kernels unchanged (their SASS too).
+         The default program's BF16 kernels as well (v7, v7_g; not FP8, whose loop spills rose): spec 4K 450
+         -> 454, 8K 473 -> 475, varlen 8K 460.5 -> 462 TF; v7_g's GMMA-loop LDL/STL 405 -> 189.
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
@@ -2466,7 +2468,8 @@ MLA_DEV void hd_finish_row(const hd_params &p, const hd_job &J, uint8_t *gbase, 
 
 MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, hd_cstate &C, int c, int r0,
                        int q4, const int rv_in[2], const int tt_in[2], const int hh_in[2], const int p1, const int roll) {
-    /* roll: both rows through one rolled pass of hd_finish_row (compile-time; the bf16p base kernel).
+    /* roll: both rows through one rolled pass of hd_finish_row (compile-time; the bf16p base kernel and the
+       default program's BF16 kernels).
        p1: this thread's rows recomputed here rather than kept live across the loops (the staging
        below took ~3.7K cycles with them, ~2.4K without: their copies were spilled); the default
        precision's kernel keeps them (recomputing there made ptxas serialize its wgmmas, C7512) */
@@ -2517,9 +2520,9 @@ MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_
        64-column chunks of stage 0 per consumer; the lanes of a warp hit 32 distinct banks */
     const int o_smem = hd_out_smem(p, J);
     if (roll) {
-        /* the bf16p base kernel: one pass of code for both rows (row r0 + 8's values moved into row r0's
+        /* the bf16p base kernel and the default program's BF16 kernels: one pass of code for both rows (row r0 + 8's values moved into row r0's
            registers for the second), since that code runs once a segment and is fetched cold each time
-           (session 38); H100 4K +0.8%, 8K +0.4%, varlen +0.7% (session 41) */
+           (session 38); H100, order-alternating A/B: bf16p 4K / 8K / varlen +0.3-0.4%, spec 4K +0.9% (session 41) */
 #pragma unroll 1
         for (int e = 0; e < 2; e++) {
             if (e ? rv[1] : rv[0])
@@ -2773,7 +2776,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
     }
 
     if (xt < J.nt) hd_consumer_exact(p, J, sm, gbase, sbase, sm_u32, C, c, xt, pos, pos_min, r0, q4, 0, gt);
-    hd_finish(p, J, sm, gbase, C, c, r0, q4, rv, tt, hh, 0, 0);
+    hd_finish(p, J, sm, gbase, C, c, r0, q4, rv, tt, hh, 0, !f8);
 }
 
 /* ---- MLA_PRECISION_BF16_P: the seesaw with the row max passed ahead of P -------------------
