@@ -2520,9 +2520,10 @@ MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_
        64-column chunks of stage 0 per consumer; the lanes of a warp hit 32 distinct banks */
     const int o_smem = hd_out_smem(p, J);
     if (roll) {
-        /* the bf16p base kernel and the default program's BF16 kernels: one pass of code for both rows (row r0 + 8's values moved into row r0's
-           registers for the second), since that code runs once a segment and is fetched cold each time
-           (session 38); H100, order-alternating A/B: bf16p 4K / 8K / varlen +0.3-0.4%, spec 4K +0.9% (session 41) */
+        /* the bf16p base kernel and the default program's BF16 kernels: one pass of code for both rows
+           (row r0 + 8's values moved into row r0's registers for the second), since that code runs once a
+           segment and is fetched cold each time (session 38); H100, order-alternating A/B: bf16p 4K / 8K /
+           varlen +0.3-0.4%, spec 4K +0.9% (session 41) */
 #pragma unroll 1
         for (int e = 0; e < 2; e++) {
             if (e ? rv[1] : rv[0])
