@@ -279,6 +279,12 @@
          ~0.4%), 8K / varlen +0.2..+0.5%; the _ep and general-page bf16p kernels unchanged (their SASS too).
          The default program's BF16 kernels as well (v7, v7_g; not FP8, whose loop spills rose): spec 4K 450
          -> 454, 8K 473 -> 475, varlen 8K 460.5 -> 462 TF; v7_g's GMMA-loop LDL/STL 405 -> 189.
+     v57 page-aligned tiles (v30) on one 64-row box a chunk (kv_map made with 64-row boxes over the page; the
+         rows past it land as zeros), as page 64's producer: one issuer, the early start (hd_start_early) and
+         the next segment's L2 prefetch (hd_job_ahead), which 16-row boxes had kept out. H100 same run, order
+         alternating, 4 rounds, bf16p: page 61 8K 603 -> 617 TF (page 64 650: 61/64 of it is 619.5, so
+         the tiles' three idle rows are the whole gap now), 4K 562 -> 575, page 120 596.5 -> 610, s_q=1
+         page 61 538 -> 542, varlen page 61 588 -> 599; page 100 (the runs of rows, same kernel) 577 -> 574.5.
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
@@ -308,7 +314,7 @@
      16's four issuers, each page's run of rows in a tile as one or two overlapping boxes of a power
      of two rows (seven tensor maps, one per height), in kernels of their own (hd_decode_kernel_*_g);
      MLA_HD_GPAGE=0 sends these pages to cp.async. Under bf16p without a causal mask, pages 56..63
-     and 113..127 take page-aligned tiles instead (p.ptile, v30; MLA_HD_PTILE=0 for A/B).
+     and 113..127 take page-aligned tiles instead (p.ptile, v30, on 64-row boxes since v57; MLA_HD_PTILE=0 for A/B).
    - FP8 (default precision), page_size not a multiple of 16, at least 3/4 of the tiles' rows keys:
      group tiles (p.f8g, v32): sub-block w of tile t is the 16-row group 4t + w of the pages' groups
      in key order, one box each (rows past the page zero-filled), in kernels of their own
@@ -913,19 +919,24 @@ MLA_DEV int hd_q_by_tma(const hd_params &p, const hd_job &J) { return p.q_tma &&
 
 /* One thread, ahead of J's segment (TMA with 64-row boxes, BF16 caches): the pages of its first two
  * tiles into J->pg (hd_tma_prep takes them from the job: a block-table load cost ~1K cycles of a
- * segment's start) and those tiles into L2 */
-MLA_DEV void hd_job_ahead(const hd_params &p, hd_job *J) {
+ * segment's start) and those tiles into L2. pt (page-aligned tiles): the prefetch only counts there,
+ * hd_tma_prep looks their pages up (taking them from the job put 31 LDL/STL into the bf16p_g
+ * producer's loop) */
+MLA_DEV void hd_job_ahead(const hd_params &p, hd_job *J, const int pt = 0) {
     for (int m = 0; m < 2; m++) {
         J->pg[m] = -2;
-        const int key = (J->t_begin + m) * HD_KEYS;
+        const int t = J->t_begin + m;
+        /* pt: page-aligned tiles (hd_pt_tiles), tile t = rows 64 (t % ptile) .. of page t / ptile */
+        const int pi = pt ? t / p.ptile : 0, row = pt ? (t - pi * p.ptile) * HD_KEYS : 0;
+        const int key = pt ? pi * p.page_size + row : t * HD_KEYS;
         if (!p.tma || p.fp8 || p.box != HD_KEYS || m >= J->nt) continue;
         int32_t page = -1;
-        if (key < J->seq) page = p.bt[(int64_t)J->b * p.bt_stride + key / p.page_size];
+        if (key < J->seq) page = p.bt[(int64_t)J->b * p.bt_stride + (pt ? pi : key / p.page_size)];
         J->pg[m] = page;
         if (page >= 0 && page < p.num_pages)
             for (int c = 0; c < HD_NCH; c++)
                 asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];\n" ::"l"((uint64_t)&p.kv_map),
-                             "r"(64 * c), "r"(key % p.page_size), "r"(page)
+                             "r"(64 * c), "r"(pt ? row : key % p.page_size), "r"(page)
                              : "memory");
     }
 }
@@ -1181,7 +1192,7 @@ MLA_DEV void hd_tma_issue(const hd_params &p, const hd_tma_tile &T, uint32_t ful
         const uint32_t bar = hd_fullc(full0, T.st, c);
         if (T.copy) {
             hd_mbar_expect_tx(bar, (uint32_t)(p.box * 128));
-            hd_tma_3d(T.dst + c * HD_CHUNK, pt ? &p.kv_gmap[4] : &p.kv_map, 64 * c, T.row, T.pg, bar); /* pt: 16 rows */
+            hd_tma_3d(T.dst + c * HD_CHUNK, &p.kv_map, 64 * c, T.row, T.pg, bar);
         } else {
             hd_mbar_arrive(bar); /* rows past seq_len: >= nvalid, zeroed by the consumers */
         }
@@ -1194,12 +1205,12 @@ MLA_DEV void hd_tma_part(const hd_params &p, const hd_tma_tile &T, uint32_t full
     HD_T(2, 4 + q, m);
     hd_tma_issue(p, T, full0, q, pt);
 }
-/* pt = 1: page-aligned tiles (p.ptile, the general-page kernels), 16-row boxes (kv_gmap[4]) */
+/* pt = 1: page-aligned tiles (p.ptile, the general-page kernels), one 64-row box a chunk as page 64's (kv_map) */
 MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, uint32_t sbase, uint32_t sm_u32, int w,
                              const int p1, const int pt = 0) {
     const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
     const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
-    asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)(pt ? &p.kv_gmap[4] : &p.kv_map)) : "memory");
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&p.kv_map) : "memory");
     for (int m0 = J.qpre == 2 ? 2 : 0; m0 < J.nt; m0 += 2) { /* qpre 2: tiles 0, 1 issued (hd_start_early) */
         const int m1 = m0 + 1, two = m1 < J.nt;
         HD_T(2, 1, m0);
@@ -3076,7 +3087,7 @@ MLA_DEV int hd_next_job(const hd_params &p, hd_small *sm, const hd_job &J, const
             J1.qk = J.qk + (J.nt > 0); /* the Q loads so far (a segment without tiles loads none) */
             J1.qpre = 0;
             J1.id = blockIdx.x + blockIdx.y * gridDim.x + J1.k * gridDim.x * gridDim.y;
-            hd_job_ahead(p, &J1);
+            hd_job_ahead(p, &J1, gp == 1); /* (gp 1: the bf16p general-page kernels, where box 64 means p.ptile) */
             sm->job_next = J1;
         }
         sm->more_next = has;
@@ -3108,7 +3119,7 @@ MLA_DEV int hd_q_ahead(const hd_params &p, uint32_t sbase, uint32_t sm_u32, cons
  * First S 21.0K -> 17.0K cycles after entry, b=4 +1.2% (bench/results.md, session 19). Issuing
  * tile 1 later (Q and tile 0 alone in the first burst) reached the first S at 13.4K but measured
  * the same: the first pair then waited on tile 1. */
-MLA_DEV void hd_start_early(const hd_params &p, hd_small *sm, uint32_t sbase, uint32_t sm_u32) {
+MLA_DEV void hd_start_early(const hd_params &p, hd_small *sm, uint32_t sbase, uint32_t sm_u32, const int pt = 0) {
     hd_job &J = sm->job;
     if (!p.tma || p.fp8 || p.box != HD_KEYS || J.nt == 0 || !hd_q_by_tma(p, J)) return;
     const uint32_t qfull_bar = sm_u32 + (uint32_t)offsetof(hd_small, qfull);
@@ -3117,9 +3128,9 @@ MLA_DEV void hd_start_early(const hd_params &p, hd_small *sm, uint32_t sbase, ui
     hd_q_issue(p, J, sbase, qfull_bar);
     for (int m = 0; m < 2 && m < J.nt; m++) {
         if (m == 0) HD_CT1(11, clock64());
-        const hd_tma_tile T = hd_tma_prep(p, J, sm, sbase, m, 0);
+        const hd_tma_tile T = hd_tma_prep(p, J, sm, sbase, m, 0, pt);
         if (m == 0) HD_CT1(13, clock64());
-        for (int q = 0; q < HD_PARTS; q++) hd_tma_issue(p, T, full0, q);
+        for (int q = 0; q < HD_PARTS; q++) hd_tma_issue(p, T, full0, q, pt);
     }
     J.qpre = 2;
 }
@@ -3477,7 +3488,7 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8, cons
         }
         if (has) hd_init_bars(p, sm, sm_u32, 0);
         if (!p.sched) HD_CT_PRO(23);
-        if (has && threadIdx.x == 0) hd_start_early(p, sm, sbase, sm_u32);
+        if (has && threadIdx.x == 0) hd_start_early(p, sm, sbase, sm_u32, pg == 1); /* (pg 1: p.ptile where box 64) */
     }
     __syncthreads();
     if (!sm->sc_more) return; /* uniform over the CTA */
@@ -4145,7 +4156,12 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     p.ptile = 0;
     if (p.gpage && gpe == 1 && !p.causal && !dbg && a->precision == MLA_PRECISION_BF16_P && hd_env_on("MLA_HD_PTILE", &ptile_env)) {
         const int c = (p.page_size + HD_KEYS - 1) / HD_KEYS;
-        if (8 * p.page_size >= 7 * c * HD_KEYS) p.ptile = c;
+        /* one 64-row box a chunk, as page 64's (rows past the page land as zeros): 16-row boxes from four
+           issuers measured 599 against 652 TF at page 61 (8K, session 41) */
+        if (8 * p.page_size >= 7 * c * HD_KEYS && hd_make_kv_map(a, HD_KEYS, &p.kv_map, &p.kv_map2, &p.kv_map3, 1)) {
+            p.ptile = c;
+            p.box = HD_KEYS;
+        }
     }
     static int f8pf_env = -1; /* MLA_HD_F8_PF=0 (A/B): no L2 prefetch of FP8 tiles */
     p.f8_pf = hd_env_on("MLA_HD_F8_PF", &f8pf_env);
