@@ -1328,6 +1328,13 @@ static void run_all(h_rng *r) {
         run_case(r, &c);
         c.p1 = 0; c.H = 16;
         run_case(r, &c);
+        { /* s_q = 1 at H 128 (two row blocks a request): the _ep general-page kernel on page-aligned tiles */
+            const int q1[4] = {1, 1, 1, 1};
+            hcase e = mk(128, 61, 0, 4, q1, s);
+            e.p1 = 1;
+            e.nsplits = 2; e.splits[0] = 0; e.splits[1] = 3;
+            run_case(r, &e);
+        }
         if (!g_quick) {
             c.H = 128; c.page_pad = 32; c.bad_page = 1; c.p1 = 1;
             run_case(r, &c);
