@@ -1314,7 +1314,7 @@ static void run_all(h_rng *r) {
         }
     }
     { /* page-aligned tiles (p.ptile: BF16 under MLA_PRECISION_BF16_P, no causal mask, pages 56..63 and
-         113..127 that are not multiples of 16): tile t holds one page's keys (two tiles a page past
+         120..127 that are not multiples of 16): tile t holds one page's keys (two tiles a page past
          64), the rows past the page zeros. Page 61 with requests ending inside a page, on a page's
          last key, and one page long, splits; then (full runs) an out-of-range page with a padded page
          stride, page 120 (two tiles a page, the second of 56 rows), page 56 (the 7/8 line) with H 100,

@@ -285,6 +285,10 @@
          alternating, 4 rounds, bf16p: page 61 8K 603 -> 617 TF (page 64 650: 61/64 of it is 619.5, so
          the tiles' three idle rows are the whole gap now), 4K 562 -> 575, page 120 596.5 -> 610, s_q=1
          page 61 538 -> 542, varlen page 61 588 -> 599; page 100 (the runs of rows, same kernel) 577 -> 574.5.
+     v60 page-aligned tiles only where a page's last tile holds >= 56 keys (hd_softmax's tail mask): pages 113..119
+         had taken them by the 7/8-of-128-rows rule, their 49..55-key second tiles on the masked program. H100,
+         MLA_HD_PTILE=0 against the tiles, 8K bf16p: page 113 / 115 577 / 577 against 556.5 / 557 TF (now runs of
+         rows), 119 576.5 / 577.5; pages 56..63 and 120 keep them (57 566 -> 590.5, 120 580 -> 614.5).
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
@@ -314,7 +318,8 @@
      16's four issuers, each page's run of rows in a tile as one or two overlapping boxes of a power
      of two rows (seven tensor maps, one per height), in kernels of their own (hd_decode_kernel_*_g);
      MLA_HD_GPAGE=0 sends these pages to cp.async. Under bf16p without a causal mask, pages 56..63
-     and 113..127 take page-aligned tiles instead (p.ptile, v30, on 64-row boxes since v57; MLA_HD_PTILE=0 for A/B).
+     and 120..127 (a page's last tile at least 56 keys, since v60) take page-aligned tiles instead (p.ptile, v30,
+     on 64-row boxes since v57; MLA_HD_PTILE=0 for A/B).
    - FP8 (default precision), page_size not a multiple of 16, at least 3/4 of the tiles' rows keys:
      group tiles (p.f8g, v32): sub-block w of tile t is the 16-row group 4t + w of the pages' groups
      in key order, one box each (rows past the page zero-filled), in kernels of their own
@@ -708,7 +713,7 @@ MLA_DEV int64_t hd_slot_of(const hd_params &p, int b) {
 
 /* Page-aligned tiles (p.ptile = c >= 1, general-page kernels only): tile t holds the keys of page
  * t / c from page row 64 (t % c) on, at most 64 of them; its rows past the page are zeros (the TMA
- * box runs out of the tensor's page dimension). Pages just under a multiple of 64 (56..63, 113..127)
+ * box runs out of the tensor's page dimension). Pages just under a multiple of 64 (56..63, 120..127)
  * then run the page-64 producer's copies with a few idle rows instead of the runs of rows of the
  * general page (hd_producer_gtma). No causal mask (its key positions assume 64 keys a tile). */
 MLA_DEV int hd_pt_tiles(const hd_params &p, int keys) {
@@ -4150,15 +4155,19 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
         p.gpage = p.tma = 1;
         p.box = 16;
     }
-    /* page-aligned tiles (hd_pt_tiles) where at least 7/8 of a tile's rows hold keys (pages 56..63,
-       113..127, ...), MLA_PRECISION_BF16_P, no causal mask; MLA_HD_PTILE=0 (A/B) keeps the runs of rows */
+    /* page-aligned tiles (hd_pt_tiles) where a page's last tile holds at least 56 keys (pages 56..63,
+       120..127, 184..191, ...: hd_softmax's tail mask, not its masked program), MLA_PRECISION_BF16_P, no causal
+       mask; MLA_HD_PTILE=0 (A/B) keeps the runs of rows. Session 42, 8K bf16p TF, runs -> tiles: pages 56 / 57 /
+       59 / 61 575.5 / 566 / 566 / ~603 -> 580 / 590.5 / 607.5 / 617, 120 580 -> 614.5, 119 576.5 -> 577.5; 113 / 115
+       (a 49- / 51-key last tile, the masked program every other tile; 7/8 of 128 rows was the rule before)
+       577 -> 556.5 / 557. s_q=1 page 56 521 -> 507.5, but b=4 page 56 345.5 -> 357.5. */
     static int ptile_env = -1;
     p.ptile = 0;
     if (p.gpage && gpe == 1 && !p.causal && !dbg && a->precision == MLA_PRECISION_BF16_P && hd_env_on("MLA_HD_PTILE", &ptile_env)) {
         const int c = (p.page_size + HD_KEYS - 1) / HD_KEYS;
         /* one 64-row box a chunk, as page 64's (rows past the page land as zeros): 16-row boxes from four
            issuers measured 599 against 652 TF at page 61 (8K, session 41) */
-        if (8 * p.page_size >= 7 * c * HD_KEYS && hd_make_kv_map(a, HD_KEYS, &p.kv_map, &p.kv_map2, &p.kv_map3, 1)) {
+        if (p.page_size - (c - 1) * HD_KEYS >= HD_KEYS - 8 && hd_make_kv_map(a, HD_KEYS, &p.kv_map, &p.kv_map2, &p.kv_map3, 1)) {
             p.ptile = c;
             p.box = HD_KEYS;
         }
