@@ -4158,7 +4158,7 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     /* page-aligned tiles (hd_pt_tiles) where a page's last tile holds at least 56 keys (pages 56..63,
        120..127, 184..191, ...: hd_softmax's tail mask, not its masked program), MLA_PRECISION_BF16_P, no causal
        mask; MLA_HD_PTILE=0 (A/B) keeps the runs of rows. Session 42, 8K bf16p TF, runs -> tiles: pages 56 / 57 /
-       59 / 61 575.5 / 566 / 566 / ~603 -> 580 / 590.5 / 607.5 / 617, 120 580 -> 614.5, 119 576.5 -> 577.5; 113 / 115
+       59 575.5 / 566 / 566 -> 580 / 590.5 / 607.5, 120 580 -> 614.5, 119 576.5 -> 577.5; 113 / 115
        (a 49- / 51-key last tile, the masked program every other tile; 7/8 of 128 rows was the rule before)
        577 -> 556.5 / 557. s_q=1 page 56 521 -> 507.5, but b=4 page 56 345.5 -> 357.5. */
     static int ptile_env = -1;
