@@ -720,6 +720,13 @@ MLA_DEV int hd_pt_tiles(const hd_params &p, int keys) {
     const int f = keys / p.page_size;
     return f * p.ptile + (keys - f * p.page_size + HD_KEYS - 1) / HD_KEYS;
 }
+/* page-aligned tile t: the index of its page in the request's block table (*pi), its first row there (*row);
+ * returns its first key */
+MLA_DEV int hd_pt_start(const hd_params &p, int t, int *pi, int *row) {
+    *pi = t / p.ptile;
+    *row = (t - *pi * p.ptile) * HD_KEYS;
+    return *pi * p.page_size + *row;
+}
 
 /* Group tiles (p.f8g = g = ceil(page_size / 16) >= 1, the FP8 kernel's general page only, v32): a
  * page's rows are cut into g groups of 16 (the last one short), the groups of all pages numbered in
@@ -931,9 +938,8 @@ MLA_DEV void hd_job_ahead(const hd_params &p, hd_job *J, const int pt = 0) {
     for (int m = 0; m < 2; m++) {
         J->pg[m] = -2;
         const int t = J->t_begin + m;
-        /* pt: page-aligned tiles (hd_pt_tiles), tile t = rows 64 (t % ptile) .. of page t / ptile */
-        const int pi = pt ? t / p.ptile : 0, row = pt ? (t - pi * p.ptile) * HD_KEYS : 0;
-        const int key = pt ? pi * p.page_size + row : t * HD_KEYS;
+        int pi = 0, row = 0; /* pt: page-aligned tiles */
+        const int key = pt ? hd_pt_start(p, t, &pi, &row) : t * HD_KEYS;
         if (!p.tma || p.fp8 || p.box != HD_KEYS || m >= J->nt) continue;
         int32_t page = -1;
         if (key < J->seq) page = p.bt[(int64_t)J->b * p.bt_stride + (pt ? pi : key / p.page_size)];
@@ -1158,13 +1164,14 @@ MLA_DEV hd_tma_tile hd_tma_prep(const hd_params &p, const hd_job &J, hd_small *s
     const int box = p.box, t = J.t_begin + m;
     /* pt (page-aligned tiles, hd_pt_tiles): the tile's keys start at page row r0 of page t / ptile and
        run for vk rows at most; rows past the page land as zeros */
-    const int r0 = pt ? (t % p.ptile) * HD_KEYS : 0, vk = pt ? min(HD_KEYS, p.page_size - r0) : HD_KEYS;
-    const int key0 = pt ? (t / p.ptile) * p.page_size + r0 : t * HD_KEYS;
+    int pi = 0, r0 = 0;
+    const int key0 = pt ? hd_pt_start(p, t, &pi, &r0) : t * HD_KEYS;
+    const int vk = pt ? min(HD_KEYS, p.page_size - r0) : HD_KEYS;
     const int nv = max(0, min(vk, J.seq - key0));
     const int kk = key0 + w * box; /* this issuer's sub-block: rows w*box .. of the tile */
     int32_t page = -1;
     if (pt) {
-        if (w * box < nv) page = p.bt[(int64_t)J.b * p.bt_stride + t / p.ptile];
+        if (w * box < nv) page = p.bt[(int64_t)J.b * p.bt_stride + pi];
     } else if (kk < J.seq) {
         page = (m < 2 && J.pg[m] != -2) ? J.pg[m] : p.bt[(int64_t)J.b * p.bt_stride + kk / p.page_size];
     }
