@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # session 40: same-run A/B of binaries and env knobs, alternating rounds, medians (TF; GB/s where the
-# bench line's TF column is not the figure). CONFIGS: NAME=BINDIR:ENV=VAL (ENV=VAL optional, "-" none)
+# bench line's TF column is not the figure). CONFIGS: NAME=BINDIR:ENV=VAL (ENV=VAL optional, "-" none); several: ENV=VAL,ENV2=VAL2
 set -u
 nvidia-smi --query-gpu=name,temperature.gpu,power.draw,clocks.sm --format=csv,noheader
 CONFIGS=${CONFIGS:-"base=build-s40/base:- off=build-s40/new:MLA_HD_CUTMERGE=0 on=build-s40/new:-"}
@@ -30,7 +30,7 @@ for r in $(seq $ROUNDS); do
     hs="--heads 128"; case "$args" in *--heads*) hs="";; esac
     for cfg in $ORD; do
       n=${cfg%%=*}; b=${cfg#*=}; e=${b#*:}; b=${b%%:*}; [ "$e" = - ] && e=
-      line=$(env $e timeout 60 $b/mla bench decode --backend cuda --no-ceilings --precision $pr $fmt --batch 128 $hs $args 2>&1 | grep -E "^decode" | tail -1)
+      line=$(env ${e//,/ } timeout 60 $b/mla bench decode --backend cuda --no-ceilings --precision $pr $fmt --batch 128 $hs $args 2>&1 | grep -E "^decode" | tail -1)
       echo "$n|$s|$(echo "$line" | awk '{print $(NF-4)}')" >> $OUT/ab.txt
     done
   done

@@ -289,6 +289,19 @@
          had taken them by the 7/8-of-128-rows rule, their 49..55-key second tiles on the masked program. H100,
          MLA_HD_PTILE=0 against the tiles, 8K bf16p: page 113 / 115 577 / 577 against 556.5 / 557 TF (now runs of
          rows), 119 576.5 / 577.5; pages 56..63 and 120 keep them (57 566 -> 590.5, 120 580 -> 614.5).
+     v61 the general-page producer's tile prep as a rolled loop over the runs (hd_gtma_prep_c), from page 40 up
+         (HD_GPREP_MIN; kernels _gs keep the unrolled prep below). Nsight Compute put the general-page kernels'
+         loss in instruction fetch: page 64 forced through these copies (MLA_HD_GPAGE=2) ran 578 against 650 TF
+         with stall_no_inst 15.5% of the warp samples against 4.2%; the producer's pair loop (1214 SASS
+         instructions, two unrolled preps most of it) pushed the consumers' code out. The rolled prep takes it
+         to 922 (no_inst 7.6%), and the second tile's prep goes after the first tile's parts, under the wait for
+         its own. Below page 40 (tiles of three to five runs) the rolled prep's chain cost more than the fetch
+         saved (page 17 -5%, 33 -3.6%), and the two preps in one kernel cost both sides. H100, same run, 3
+         rounds, HEAD -> v61, bf16p 8K: page 100 576 -> 609, 113 574 -> 608, 40 570 -> 583 TF; s_q=1 page 100
+         523 -> 543; b=4 32K page 100 350 -> 362; spec page 100 455 -> 468; pages 17, 24, 33, 61, 64 unchanged.
+         Not kept (bench/patches/s43_v61c_gtma_rolled_parts.diff): the six parts of a pair as one rolled loop
+         (page 100 575 -> 519: the issue's latency), four issuers as lanes of one warp (page 100 569 -> 508:
+         their copies serialize in the warp).
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
@@ -316,7 +329,8 @@
      the rows past it in its own V half before its P.V (0 * NaN), the mask keeps them out of S.
    - BF16, page_size >= 16 and not a multiple of 16 (p.gpage, hd_producer_gtma): the same with box
      16's four issuers, each page's run of rows in a tile as one or two overlapping boxes of a power
-     of two rows (seven tensor maps, one per height), in kernels of their own (hd_decode_kernel_*_g);
+     of two rows (seven tensor maps, one per height), in kernels of their own (hd_decode_kernel_*_g; *_gs
+     below page 40, v61);
      MLA_HD_GPAGE=0 sends these pages to cp.async. Under bf16p without a causal mask, pages 56..63
      and 120..127 (a page's last tile at least 56 keys, since v60) take page-aligned tiles instead (p.ptile, v30,
      on 64-row boxes since v57; MLA_HD_PTILE=0 for A/B).
@@ -1281,6 +1295,7 @@ MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, 
  * worked out after tile m0's copies (h16 -14%), and the block table read first there (12-14 LDL/STL
  * in the pair loop; not run). */
 #define HD_GB 3
+#define HD_GPREP_MIN 40 /* v61: hd_gtma_prep_c from this page size up, hd_gtma_prep below (kernels _gs) */
 typedef struct hd_gtile {
     uint32_t dst;               /* the tile's stage */
     int st;
@@ -1348,6 +1363,65 @@ MLA_DEV hd_gtile hd_gtma_prep(const hd_params &p, hd_small *sm, uint32_t sbase, 
     }
     return T;
 }
+/* v61: hd_gtma_prep as a rolled loop over the runs, from page HD_GPREP_MIN up. The unrolled prep was most of the
+ * general-page producer's pair loop, whose code pushed the consumers' out of the instruction cache (Nsight
+ * Compute, page 64 through these copies: stall_no_inst 15.5% of the samples against 4.2% on page 64's own
+ * producer; 7.6% with this prep). Below page 40 a tile has three to five runs and this loop's chain cost more
+ * than the fetch saved. The block-table entries pass through registers, shifted one a run. */
+MLA_DEV hd_gtile hd_gtma_prep_c(const hd_params &p, hd_small *sm, uint32_t sbase, int m, int w, const hd_gruns &R,
+                                const int32_t page[5]) {
+    const int P = p.page_size, nv = R.nv;
+    hd_gtile T;
+    T.st = m & 1;
+    T.dst = sbase + (T.st ? HD_SK1 : HD_SK0);
+#pragma unroll
+    for (int i = 0; i < HD_GB; i++) {
+        T.pg[i] = -1;
+        T.rw[i] = 0u;
+    }
+    uint64_t valid = 0ull;
+    int j = 0, s = 0, row = R.row0, L = R.L0; /* box j: the run's first box's index in the tile */
+    int32_t q0 = page[0], q1 = page[1], q2 = page[2], q3 = page[3], q4 = page[4];
+#pragma unroll 1
+    for (int r = 0; r < 5 && s < nv; r++) {
+        const int32_t pr = q0;
+        q0 = q1;
+        q1 = q2;
+        q2 = q3;
+        q3 = q4;
+        const int h = 31 - __clz(L), two = L > (1 << h), o = L - (1 << h);
+        const int ok = pr >= 0 && pr < p.num_pages;
+        if (ok) valid |= (~0ull >> (64 - min(L, nv - s))) << s; /* keys below seq_len only */
+        const int pgc = ok ? pr : p.num_pages, prow = ok ? row : 0;
+#pragma unroll
+        for (int b = 0; b < 2; b++) {
+            const int d = j + b - w;
+            if ((b == 0 || two) && d >= 0 && (d & 3) == 0) {
+                const uint32_t v = (uint32_t)(prow + b * o) | (uint32_t)(s + b * o) << 20 | (uint32_t)h << 27;
+                if (d == 0) {
+                    T.pg[0] = pgc;
+                    T.rw[0] = v;
+                } else if (d == 4) {
+                    T.pg[1] = pgc;
+                    T.rw[1] = v;
+                } else {
+                    T.pg[2] = pgc;
+                    T.rw[2] = v;
+                }
+            }
+        }
+        j += 1 + two;
+        s += L;
+        row = 0;
+        L = min(P, HD_KEYS - s);
+    }
+    if (w == 0) { /* slot m & 3: its last readers (tile m-4) are done, tile m-2 was issued */
+        sm->kv_valid[m & 3][0] = (uint32_t)valid;
+        sm->kv_valid[m & 3][1] = (uint32_t)(valid >> 32);
+        sm->nvalid[m & 3] = nv;
+    }
+    return T;
+}
 /* this issuer's boxes of part q of a tile onto its chunks' full barriers */
 MLA_DEV void hd_gtma_chunk(const hd_params &p, const hd_gtile &T, uint32_t full0, int c, uint32_t bytes) {
     const uint32_t bar = hd_fullc(full0, T.st, c);
@@ -1362,7 +1436,7 @@ MLA_DEV void hd_gtma_chunk(const hd_params &p, const hd_gtile &T, uint32_t full0
         hd_mbar_arrive(bar);
     }
 }
-/* roll = 1 (the general-page kernels): the part's arrivals, then a rolled loop over this issuer's
+/* roll != 0 (the general-page kernels): the part's arrivals, then a rolled loop over this issuer's
    boxes, each copying its chunks of the part (unrolled: the barrier, chunk column and shared offset
    are constants of the copy, and the box's map, page and row are set once). Session 25 measured
    three forms (H100, bf16p 8K page 61): every chunk's boxes unrolled (session 24's, 54 copy sites)
@@ -1412,7 +1486,9 @@ MLA_DEV void hd_gtma_whole(const hd_params &p, const hd_gtile &T, uint32_t full0
     }
 }
 /* hd_producer_tma's schedule with the general page's boxes (no early tiles: hd_start_early needs
- * 64-row boxes) */
+ * 64-row boxes). roll 1 (kernels _g, pages >= HD_GPREP_MIN): rolled copies, the rolled prep, and under
+ * MLA_PRECISION_BF16_P tile m1 prepared after m0's parts; roll 2 (kernels _gs): rolled copies, the unrolled
+ * prep; roll 0: session 24's unrolled copies (MLA_HD_GPAGE=3, inside the standard kernels). */
 MLA_DEV void hd_producer_gtma(const hd_params &p, const hd_job &J, hd_small *sm, uint32_t sbase, uint32_t sm_u32, int w,
                               const int p1, const int roll) {
     const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
@@ -1421,14 +1497,16 @@ MLA_DEV void hd_producer_gtma(const hd_params &p, const hd_job &J, hd_small *sm,
         const int m1 = m0 + 1, two = m1 < J.nt;
         int32_t pa[5], pb[5];
         const hd_gruns ra = hd_gtma_pages(p, J, m0, pa), rb = hd_gtma_pages(p, J, two ? m1 : m0, pb);
-        const hd_gtile A = hd_gtma_prep(p, sm, sbase, m0, w, ra, pa);
+        const int rp = roll == 1; /* the rolled prep */
+        const hd_gtile A = rp ? hd_gtma_prep_c(p, sm, sbase, m0, w, ra, pa) : hd_gtma_prep(p, sm, sbase, m0, w, ra, pa);
         if (m0 == 0) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); /* (as hd_producer_tma) */
         hd_gtile B = A;
-        if (two) B = hd_gtma_prep(p, sm, sbase, m1, w, rb, pb);
+        if (two && !(rp && p1)) B = rp ? hd_gtma_prep_c(p, sm, sbase, m1, w, rb, pb) : hd_gtma_prep(p, sm, sbase, m1, w, rb, pb);
         if (p1) {
             hd_gtma_part(p, A, full0, empty0, m0, 2, roll);
             hd_gtma_part(p, A, full0, empty0, m0, 0, roll);
             hd_gtma_part(p, A, full0, empty0, m0, 1, roll);
+            if (two && rp) B = hd_gtma_prep_c(p, sm, sbase, m1, w, rb, pb); /* (under the wait for m1's first part) */
             if (two) hd_gtma_part(p, B, full0, empty0, m1, 1, roll);
             if (two) hd_gtma_part(p, B, full0, empty0, m1, 0, roll);
             if (two) hd_gtma_part(p, B, full0, empty0, m1, 2, roll);
@@ -1796,7 +1874,7 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
 }
 
 MLA_DEV void hd_producer(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, uint32_t sbase, uint32_t sm_u32,
-                         int tid, const int p1, const int f8, const int gp) {
+                         int tid, const int p1, const int f8, const int gp, const int gs = 0) {
     const int pair = tid >> 6, pt = tid & 63;
     const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
     const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
@@ -1857,7 +1935,7 @@ q_done:
            the 16-row case issue-bound (H200 page 16: 302 TF against 459 for 64-row boxes) */
         if ((tid & 31) == 0 && (tid >> 5) < HD_KEYS / p.box) {
             if (gp && p1 && p.ptile) hd_producer_tma(p, J, sm, sbase, sm_u32, tid >> 5, p1, 1); /* (p1: hd_decode_body) */
-            else if (gp) hd_producer_gtma(p, J, sm, sbase, sm_u32, tid >> 5, p1, 1);
+            else if (gp) hd_producer_gtma(p, J, sm, sbase, sm_u32, tid >> 5, p1, gs ? 2 : 1);
             else if (!f8 && p.gpage) hd_producer_gtma(p, J, sm, sbase, sm_u32, tid >> 5, p1, 0); /* MLA_HD_GPAGE=3 */
             else hd_producer_tma(p, J, sm, sbase, sm_u32, tid >> 5, p1);
         }
@@ -3445,7 +3523,8 @@ __device__ __noinline__ void hd_fused_combine(const hd_params &p, const hd_job &
  * current one (hd_q_ahead; qfull keeps its phases across segments); then the segment's
  * __syncthreads (every other barrier quiet), the out stores, the other barriers re-armed. The job
  * goes through shared memory (no schedule state live in the roles). */
-MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8, const int ep = 0, const int gp = 0) {
+MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8, const int ep = 0, const int gp = 0,
+                            const int gs = 0) {
     /* page-aligned tiles (p.ptile) exist in the bf16p general-page kernels only: compiled into the
        default program's, they moved its registers (spec -2.5..-3% at pages 61 and 100, same run);
        gp 2, 3: the FP8 kernel's group tiles (p.f8g; 3: under a causal mask) */
@@ -3525,7 +3604,7 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8, cons
                 HD_CT(7, ((unsigned long long)J.b << 16) | (unsigned)J.nt);
                 HD_CT(8, clock64());
             }
-            hd_producer(p, J, sm, gbase, sbase, sm_u32, tid, p1, f8, gp);
+            hd_producer(p, J, sm, gbase, sbase, sm_u32, tid, p1, f8, gp, gs);
             const int os = hd_out_smem(p, J);
             if (!p.sched) {
                 if (os) {
@@ -3610,6 +3689,16 @@ __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_bf16p_g(con
 }
 __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_bf16p_ep_g(const __grid_constant__ hd_params p) {
     hd_decode_body(p, 1, 0, 1, 1);
+}
+/* the same three for pages below HD_GPREP_MIN (gs 1: hd_gtma_prep unrolled, roll 2; see hd_gtma_prep_c) */
+__global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_gs(const __grid_constant__ hd_params p) {
+    hd_decode_body(p, 0, 0, 0, 1, 1);
+}
+__global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_bf16p_gs(const __grid_constant__ hd_params p) {
+    hd_decode_body(p, 1, 0, 0, 1, 1);
+}
+__global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_bf16p_ep_gs(const __grid_constant__ hd_params p) {
+    hd_decode_body(p, 1, 0, 1, 1, 1);
 }
 
 /* Split-KV combine: one CTA of 128 threads per (t, h) row, thread i covers columns 4i..4i+3.
@@ -4250,8 +4339,12 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     const int p1 = !dbg && a->precision == MLA_PRECISION_BF16_P && !f8k;
     void (*kern)(const hd_params) = p1 ? (early_pay ? hd_decode_kernel_v7_bf16p_ep : hd_decode_kernel_v7_bf16p)
                                        : (f8k ? hd_decode_kernel_v7_f8 : hd_decode_kernel_v7);
-    if (p.gpage && gpe != 3) /* (BF16 only: never f8k) */
-        kern = p1 ? (early_pay ? hd_decode_kernel_v7_bf16p_ep_g : hd_decode_kernel_v7_bf16p_g) : hd_decode_kernel_v7_g;
+    if (p.gpage && gpe != 3) { /* (BF16 only: never f8k) */
+        if (p.page_size >= HD_GPREP_MIN || p.ptile)
+            kern = p1 ? (early_pay ? hd_decode_kernel_v7_bf16p_ep_g : hd_decode_kernel_v7_bf16p_g) : hd_decode_kernel_v7_g;
+        else /* (MLA_HD_GPAGE=2 sends page 16 here too) */
+            kern = p1 ? (early_pay ? hd_decode_kernel_v7_bf16p_ep_gs : hd_decode_kernel_v7_bf16p_gs) : hd_decode_kernel_v7_gs;
+    }
     if (p1 && early_pay) p.cutm = 0; /* the _ep kernels keep the combine grid (hd_cut_note) */
     hd_cutm_last = p.cutm;
     /* v32: the FP8 kernel on group tiles (hd_g_tiles) where its page is not a multiple of 16 and at
