@@ -289,8 +289,10 @@
          had taken them by the 7/8-of-128-rows rule, their 49..55-key second tiles on the masked program. H100,
          MLA_HD_PTILE=0 against the tiles, 8K bf16p: page 113 / 115 577 / 577 against 556.5 / 557 TF (now runs of
          rows), 119 576.5 / 577.5; pages 56..63 and 120 keep them (57 566 -> 590.5, 120 580 -> 614.5).
-     v61 the general-page producer's tile prep as a rolled loop over the runs (hd_gtma_prep_c), from page 40 up
-         (HD_GPREP_MIN; kernels _gs keep the unrolled prep below). Nsight Compute put the general-page kernels'
+     v61 the general-page producer's tile prep as a rolled loop over the runs (hd_gtma_prep_c) where a page's
+         tiles take at most 4.4 boxes on average (HD_GPREP_BOXES: pages 40, 44, 46, 49.. of those not multiples
+         of 16; kernels _gs keep the unrolled prep for the others; MLA_HD_GKERN=1 / 2 forces _g / _gs for A/B;
+         a first cut at page 40 measured 41 and 42 slower on _g). Nsight Compute put the general-page kernels'
          loss in instruction fetch: page 64 forced through these copies (MLA_HD_GPAGE=2) ran 578 against 650 TF
          with stall_no_inst 15.5% of the warp samples against 4.2%; the producer's pair loop (1214 SASS
          instructions, two unrolled preps most of it) pushed the consumers' code out. The rolled prep takes it
@@ -1295,7 +1297,11 @@ MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, 
  * worked out after tile m0's copies (h16 -14%), and the block table read first there (12-14 LDL/STL
  * in the pair loop; not run). */
 #define HD_GB 3
-#define HD_GPREP_MIN 40 /* v61: hd_gtma_prep_c from this page size up, hd_gtma_prep below (kernels _gs) */
+/* v61: hd_gtma_prep_c (kernels _g) where a page's tiles take at most 4.4 boxes on average (hd_gtile_boxes100),
+   hd_gtma_prep (kernels _gs) where they take more: pages 17..39 but 40, and 41, 42, 43, 45, 47. H100 bf16p 8K,
+   _gs / _g TF (session 43): 36 (4.44 boxes) 533.5 / 520, 41 (4.78) 545.5 / 535, 42 (4.48) 548 / 544; 44 (4.00)
+   560 / 566, 46 (4.26) 557.5 / 561.5, 49 (4.33) 557.5 / 560, 51 (4.24) 558.5 / 567.5, 40 (3.60) 570 / 583 */
+#define HD_GPREP_BOXES 440
 typedef struct hd_gtile {
     uint32_t dst;               /* the tile's stage */
     int st;
@@ -1363,7 +1369,7 @@ MLA_DEV hd_gtile hd_gtma_prep(const hd_params &p, hd_small *sm, uint32_t sbase, 
     }
     return T;
 }
-/* v61: hd_gtma_prep as a rolled loop over the runs, from page HD_GPREP_MIN up. The unrolled prep was most of the
+/* v61: hd_gtma_prep as a rolled loop over the runs, where a tile takes few boxes (HD_GPREP_BOXES). The unrolled prep was most of the
  * general-page producer's pair loop, whose code pushed the consumers' out of the instruction cache (Nsight
  * Compute, page 64 through these copies: stall_no_inst 15.5% of the samples against 4.2% on page 64's own
  * producer; 7.6% with this prep). Below page 40 a tile has three to five runs and this loop's chain cost more
@@ -1486,7 +1492,7 @@ MLA_DEV void hd_gtma_whole(const hd_params &p, const hd_gtile &T, uint32_t full0
     }
 }
 /* hd_producer_tma's schedule with the general page's boxes (no early tiles: hd_start_early needs
- * 64-row boxes). roll 1 (kernels _g, pages >= HD_GPREP_MIN): rolled copies, the rolled prep, and under
+ * 64-row boxes). roll 1 (kernels _g, HD_GPREP_BOXES): rolled copies, the rolled prep, and under
  * MLA_PRECISION_BF16_P tile m1 prepared after m0's parts; roll 2 (kernels _gs): rolled copies, the unrolled
  * prep; roll 0: session 24's unrolled copies (MLA_HD_GPAGE=3, inside the standard kernels). */
 MLA_DEV void hd_producer_gtma(const hd_params &p, const hd_job &J, hd_small *sm, uint32_t sbase, uint32_t sm_u32, int w,
@@ -3690,7 +3696,7 @@ __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_bf16p_g(con
 __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_bf16p_ep_g(const __grid_constant__ hd_params p) {
     hd_decode_body(p, 1, 0, 1, 1);
 }
-/* the same three for pages below HD_GPREP_MIN (gs 1: hd_gtma_prep unrolled, roll 2; see hd_gtma_prep_c) */
+/* the same three where a page's tiles take more than HD_GPREP_BOXES / 100 boxes (gs 1: hd_gtma_prep unrolled, roll 2) */
 __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_gs(const __grid_constant__ hd_params p) {
     hd_decode_body(p, 0, 0, 0, 1, 1);
 }
@@ -3918,6 +3924,27 @@ static int hd_encode_kv_bf16(hd_encode_fn encode, const mla_decode_args *a, int 
 }
 
 /* rows per TMA box: the largest of 64, 32, 16 dividing page_size (page_size % 16 == 0) */
+/* 100 x the mean number of boxes a 64-key tile takes in hd_gtma_prep over a page of page_size rows (a run of L
+   rows: one box when L is a power of two, else two; over the P / gcd(P, 64) tiles of a period); <= 400 from page 64
+   up (at most two runs a tile). Cached per page size below 64. */
+static int hd_gtile_boxes100(int page_size) {
+    static int cache[64];
+    if (page_size >= HD_KEYS) return 400;
+    if (page_size < 1) return 100000;
+    if (cache[page_size]) return cache[page_size];
+    int g = page_size, b = HD_KEYS;
+    while (b) { const int t = g % b; g = b; b = t; }
+    const int n = page_size / g;
+    int64_t boxes = 0;
+    for (int t = 0; t < n; t++)
+        for (int s = 0; s < HD_KEYS;) {
+            const int r = (int)(((int64_t)HD_KEYS * t + s) % page_size), L = page_size - r < HD_KEYS - s ? page_size - r : HD_KEYS - s;
+            boxes += (L & (L - 1)) ? 2 : 1;
+            s += L;
+        }
+    cache[page_size] = (int)(100 * boxes / n);
+    return cache[page_size];
+}
 static int hd_box_rows(int page_size) { return page_size % 64 == 0 ? 64 : (page_size % 32 == 0 ? 32 : 16); }
 
 /* The cache as a 3-D tensor [num_pages][page_size][576] bf16 (strides 1152 B, page_stride B),
@@ -4340,7 +4367,9 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     void (*kern)(const hd_params) = p1 ? (early_pay ? hd_decode_kernel_v7_bf16p_ep : hd_decode_kernel_v7_bf16p)
                                        : (f8k ? hd_decode_kernel_v7_f8 : hd_decode_kernel_v7);
     if (p.gpage && gpe != 3) { /* (BF16 only: never f8k) */
-        if (p.page_size >= HD_GPREP_MIN || p.ptile)
+        static int gk_env = -1; /* MLA_HD_GKERN=1 / 2 (A/B): the _g / _gs kernels whatever the page */
+        const int gk = hd_env_int("MLA_HD_GKERN", &gk_env);
+        if (p.ptile || gk == 1 || (gk != 2 && hd_gtile_boxes100(p.page_size) <= HD_GPREP_BOXES))
             kern = p1 ? (early_pay ? hd_decode_kernel_v7_bf16p_ep_g : hd_decode_kernel_v7_bf16p_g) : hd_decode_kernel_v7_g;
         else /* (MLA_HD_GPAGE=2 sends page 16 here too) */
             kern = p1 ? (early_pay ? hd_decode_kernel_v7_bf16p_ep_gs : hd_decode_kernel_v7_bf16p_gs) : hd_decode_kernel_v7_gs;
