@@ -1325,10 +1325,8 @@ MLA_DEV hd_gruns hd_gtma_pages(const hd_params &p, const hd_job &J, int m, int32
     for (int r = 0; r < 5; r++) page[r] = (r == 0 ? 0 : R.L0 + (r - 1) * P) < R.nv ? bt[r] : -1;
     return R;
 }
-/* tile m's boxes for issuer w: box j of the tile (runs in order) goes to issuer j % 4 */
-MLA_DEV hd_gtile hd_gtma_prep(const hd_params &p, hd_small *sm, uint32_t sbase, int m, int w, const hd_gruns &R,
-                              const int32_t page[5]) {
-    const int P = p.page_size, nv = R.nv, row0 = R.row0, L0 = R.L0;
+/* a tile's box list with no box yet (stage m & 1) */
+MLA_DEV hd_gtile hd_gtile_none(uint32_t sbase, int m) {
     hd_gtile T;
     T.st = m & 1;
     T.dst = sbase + (T.st ? HD_SK1 : HD_SK0);
@@ -1337,6 +1335,21 @@ MLA_DEV hd_gtile hd_gtma_prep(const hd_params &p, hd_small *sm, uint32_t sbase, 
         T.pg[i] = -1;
         T.rw[i] = 0u;
     }
+    return T;
+}
+/* issuer 0 publishes tile m's key bits and nvalid in slot m & 3: its last readers (tile m-4) are done, tile m-2
+   was issued */
+MLA_DEV void hd_gtile_valid(hd_small *sm, int m, int w, uint64_t valid, int nv) {
+    if (w != 0) return;
+    sm->kv_valid[m & 3][0] = (uint32_t)valid;
+    sm->kv_valid[m & 3][1] = (uint32_t)(valid >> 32);
+    sm->nvalid[m & 3] = nv;
+}
+/* tile m's boxes for issuer w: box j of the tile (runs in order) goes to issuer j % 4 */
+MLA_DEV hd_gtile hd_gtma_prep(const hd_params &p, hd_small *sm, uint32_t sbase, int m, int w, const hd_gruns &R,
+                              const int32_t page[5]) {
+    const int P = p.page_size, nv = R.nv, row0 = R.row0, L0 = R.L0;
+    hd_gtile T = hd_gtile_none(sbase, m);
     uint64_t valid = 0ull;
     int j = 0; /* the run's first box's index in the tile */
 #pragma unroll
@@ -1362,29 +1375,19 @@ MLA_DEV hd_gtile hd_gtma_prep(const hd_params &p, hd_small *sm, uint32_t sbase, 
             j += 1 + two;
         }
     }
-    if (w == 0) { /* slot m & 3: its last readers (tile m-4) are done, tile m-2 was issued */
-        sm->kv_valid[m & 3][0] = (uint32_t)valid;
-        sm->kv_valid[m & 3][1] = (uint32_t)(valid >> 32);
-        sm->nvalid[m & 3] = nv;
-    }
+    hd_gtile_valid(sm, m, w, valid, nv);
     return T;
 }
-/* v61: hd_gtma_prep as a rolled loop over the runs, where a tile takes few boxes (HD_GPREP_BOXES). The unrolled prep was most of the
- * general-page producer's pair loop, whose code pushed the consumers' out of the instruction cache (Nsight
- * Compute, page 64 through these copies: stall_no_inst 15.5% of the samples against 4.2% on page 64's own
- * producer; 7.6% with this prep). Below page 40 a tile has three to five runs and this loop's chain cost more
- * than the fetch saved. The block-table entries pass through registers, shifted one a run. */
+/* v61: hd_gtma_prep as a rolled loop over the runs (kernels _g: pages whose tiles take few boxes, HD_GPREP_BOXES).
+ * The unrolled prep was most of the general-page producer's pair loop, whose code pushed the consumers' out of
+ * the instruction cache (Nsight Compute, page 64 through these copies: stall_no_inst 15.5% of the samples
+ * against 4.2% on page 64's own producer; 7.6% with this prep). Where tiles take more boxes (three to five
+ * runs), this loop's chain cost more than the fetch saved. The block-table entries pass through registers,
+ * shifted one a run. */
 MLA_DEV hd_gtile hd_gtma_prep_c(const hd_params &p, hd_small *sm, uint32_t sbase, int m, int w, const hd_gruns &R,
                                 const int32_t page[5]) {
     const int P = p.page_size, nv = R.nv;
-    hd_gtile T;
-    T.st = m & 1;
-    T.dst = sbase + (T.st ? HD_SK1 : HD_SK0);
-#pragma unroll
-    for (int i = 0; i < HD_GB; i++) {
-        T.pg[i] = -1;
-        T.rw[i] = 0u;
-    }
+    hd_gtile T = hd_gtile_none(sbase, m);
     uint64_t valid = 0ull;
     int j = 0, s = 0, row = R.row0, L = R.L0; /* box j: the run's first box's index in the tile */
     int32_t q0 = page[0], q1 = page[1], q2 = page[2], q3 = page[3], q4 = page[4];
@@ -1421,11 +1424,7 @@ MLA_DEV hd_gtile hd_gtma_prep_c(const hd_params &p, hd_small *sm, uint32_t sbase
         row = 0;
         L = min(P, HD_KEYS - s);
     }
-    if (w == 0) { /* slot m & 3: its last readers (tile m-4) are done, tile m-2 was issued */
-        sm->kv_valid[m & 3][0] = (uint32_t)valid;
-        sm->kv_valid[m & 3][1] = (uint32_t)(valid >> 32);
-        sm->nvalid[m & 3] = nv;
-    }
+    hd_gtile_valid(sm, m, w, valid, nv);
     return T;
 }
 /* this issuer's boxes of part q of a tile onto its chunks' full barriers */
