@@ -332,7 +332,7 @@
    - BF16, page_size >= 16 and not a multiple of 16 (p.gpage, hd_producer_gtma): the same with box
      16's four issuers, each page's run of rows in a tile as one or two overlapping boxes of a power
      of two rows (seven tensor maps, one per height), in kernels of their own (hd_decode_kernel_*_g; *_gs
-     below page 40, v61);
+     where a page's tiles take more than 4.4 boxes on average, v61: hd_gtile_boxes100);
      MLA_HD_GPAGE=0 sends these pages to cp.async. Under bf16p without a causal mask, pages 56..63
      and 120..127 (a page's last tile at least 56 keys, since v60) take page-aligned tiles instead (p.ptile, v30,
      on 64-row boxes since v57; MLA_HD_PTILE=0 for A/B).
@@ -3922,10 +3922,10 @@ static int hd_encode_kv_bf16(hd_encode_fn encode, const mla_decode_args *a, int 
                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-/* rows per TMA box: the largest of 64, 32, 16 dividing page_size (page_size % 16 == 0) */
 /* 100 x the mean number of boxes a 64-key tile takes in hd_gtma_prep over a page of page_size rows (a run of L
    rows: one box when L is a power of two, else two; over the P / gcd(P, 64) tiles of a period); <= 400 from page 64
-   up (at most two runs a tile). Cached per page size below 64. */
+   up (at most two runs a tile). Cached per page size below 64 (racing writers store the same value). The
+   general-page path needs page_size >= 16, so the < 1 guard only keeps the cache index in range. */
 static int hd_gtile_boxes100(int page_size) {
     static int cache[64];
     if (page_size >= HD_KEYS) return 400;
@@ -3944,6 +3944,7 @@ static int hd_gtile_boxes100(int page_size) {
     cache[page_size] = (int)(100 * boxes / n);
     return cache[page_size];
 }
+/* rows per TMA box: the largest of 64, 32, 16 dividing page_size (page_size % 16 == 0) */
 static int hd_box_rows(int page_size) { return page_size % 64 == 0 ? 64 : (page_size % 32 == 0 ? 32 : 16); }
 
 /* The cache as a 3-D tensor [num_pages][page_size][576] bf16 (strides 1152 B, page_stride B),
