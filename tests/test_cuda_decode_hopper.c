@@ -101,6 +101,8 @@ typedef struct hcase {
     int mode;                /* >= 0: every automatic run (split count 0) must have run the balanced schedule's
                                 plan in that mode (mla_cuda_decode_hopper_last_mode: 1 parts, 2 lanes); -1 (mk):
                                 any */
+    int gather;              /* 0 / 1: every run must (not) have gathered its BF16 tiles row by row, the _r kernels
+                                (mla_cuda_decode_hopper_last_gather); -1 (mk): either */
 } hcase;
 
 /* MLA_PRECISION_BF16_P (one bf16 P term): per probability 2^-9 relative, out off by up to ~2^-9 of
@@ -490,6 +492,9 @@ static void run_case(h_rng *r, const hcase *c) {
         if (c->fused >= 0)
             EXPECT(mla_cuda_decode_hopper_last_fused() == c->fused, "splits=%d: combined inside the grid %d, expected %d", ns,
                    mla_cuda_decode_hopper_last_fused(), c->fused);
+        if (c->gather >= 0)
+            EXPECT(mla_cuda_decode_hopper_last_gather() == c->gather, "splits=%d: tiles gathered row by row %d, expected %d", ns,
+                   mla_cuda_decode_hopper_last_gather(), c->gather);
         if (c->f8g >= 0)
             EXPECT(mla_cuda_decode_hopper_last_f8g() == c->f8g, "splits=%d: group tiles of %d groups a page, expected %d", ns,
                    mla_cuda_decode_hopper_last_f8g(), c->f8g);
@@ -684,6 +689,7 @@ static hcase mk(int H, int page, int causal, int B, const int *qlen, const int *
     c.fused = -1;
     c.f8g = -1;
     c.mode = -1;
+    c.gather = -1;
     return c;
 }
 
@@ -778,6 +784,64 @@ static void run_fp8(h_rng *r) {
         hcase c = mk(128, 64, 1, 1, q, s);
         c.fp8 = 1;
         c.nsplits = 3; c.splits[0] = 0; c.splits[1] = 1; c.splits[2] = 7;
+        run_case(r, &c);
+    }
+}
+
+/* BF16 tiles gathered row by row by cp.async (the _r kernels, v62): pages 1, 7 and 13 by default (no TMA
+ * path takes them), then every page through them (mla_cuda_decode_hopper_force_gather(2): 64, 16 and 100),
+ * and page 7 kept off them (0: the cp.async warp pairs); both precisions; H 128 with s_q 2 (the base
+ * kernels) and 1 (the early-pay one under bf16p), H 16 and 100 (a masked last row block), causal and
+ * not, an out-of-range page and a padded page stride, sinks, splits; the balanced schedule over unequal
+ * requests (every part's tiles through the producer's segment loop). The path taken is checked. */
+static void run_gather(h_rng *r) {
+    { /* the base and early-pay kernels: q_len 2 and 1 at H 128; both precisions; causal, split */
+        const int q[3] = {2, 2, 1}, s[3] = {1000, 130, 65};
+        hcase c = mk(128, 1, 1, 3, q, s);
+        c.p1 = 1; c.sink_mode = 1; c.gather = 1;
+        c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 3;
+        run_case(r, &c);
+        c.p1 = 0; c.page = 7;
+        run_case(r, &c);
+        const int q1[2] = {1, 1}, s1[2] = {700, 64};
+        hcase e = mk(128, 13, 0, 2, q1, s1);
+        e.p1 = 1; e.gather = 1;
+        run_case(r, &e);
+        e.p1 = 0; e.page = 1;
+        if (!g_quick) run_case(r, &e);
+    }
+    { /* H 16 and 100 (partial row blocks), an out-of-range page, a padded page stride, non-causal */
+        const int q[3] = {3, 0, 2}, s[3] = {513, 0, 77};
+        hcase c = mk(16, 7, 1, 3, q, s);
+        c.bad_page = 1; c.page_pad = 32; c.gather = 1; c.sink_mode = 2;
+        c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
+        run_case(r, &c);
+        c.H = 100; c.p1 = 1; c.causal = 0; c.page = 1;
+        run_case(r, &c);
+    }
+    { /* forced onto every BF16 page (2) and kept off (0) */
+        const int q[2] = {2, 1}, s[2] = {900, 200};
+        hcase c = mk(128, 64, 1, 2, q, s);
+        c.p1 = 1; c.gather = 1;
+        mla_cuda_decode_hopper_force_gather(2);
+        run_case(r, &c);
+        c.page = 100; c.p1 = 0; c.bad_page = 1;
+        run_case(r, &c);
+        c.page = 16; c.p1 = 1; c.bad_page = 0; c.causal = 0;
+        if (!g_quick) run_case(r, &c);
+        mla_cuda_decode_hopper_force_gather(0);
+        c.page = 7; c.gather = 0;
+        run_case(r, &c);
+        mla_cuda_decode_hopper_force_gather(-1);
+    }
+    if (g_quick) return;
+    { /* the balanced schedule (automatic split count): 40 unequal requests, q_len 2, H 128, page 3 */
+        int q[40], s[40];
+        for (int b = 0; b < 40; b++) { q[b] = 2; s[b] = 64 + (int)((b * 7919u) % 900u); }
+        hcase c = mk(128, 3, 1, 40, q, s);
+        c.p1 = 1; c.gather = 1;
+        run_case(r, &c);
+        c.p1 = 0;
         run_case(r, &c);
     }
 }
@@ -1686,6 +1750,7 @@ int main(void) {
     const int bench = be ? atoi(be) : 0;
     if (bench != 2) { /* MLA_BENCH_HOPPER=2: timing only */
         run_all(&r);
+        run_gather(&r);
         run_fused(&r);
         run_f8g(&r);
         run_fp8(&r);

@@ -304,6 +304,16 @@
          Not kept (bench/patches/s43_v61c_gtma_rolled_parts.diff): the six parts of a pair as one rolled loop
          (page 100 575 -> 519: the issue's latency), four issuers as lanes of one warp (page 100 569 -> 508:
          their copies serialize in the warp).
+     v62 BF16 pages under 16 keys gathered row by row (hd_producer_rows, the _r kernels): all four producer
+         warps copy every tile by 16-byte cp.async, closed per chunk by cp.async.mbarrier.arrive, in
+         hd_producer_tma's part order; no thread waits for its own copies. The cp.async warp pairs (a tile a
+         pair, copies awaited, under bf16p the whole stage awaited) ran 170 TF at page 1. Three cuts, H100 same
+         run, bf16p 8K page 1 (and, forced onto page 64 with MLA_HD_GATHER=2, against TMA's 653): addresses
+         computed per copy 295 (327: ncu put the producer warps at ~13 cycles an instruction, keys in L2
+         changed nothing); each copy one instruction on precomputed addresses 406 (465); one block-table
+         lookup a lane with the rows shuffled, a zero row instead of predicated copies and the parts unrolled
+         (~150 instructions a tile a warp) 577.5 (632). Page 7 170 -> 636, spec page 1 238 -> 460, s_q=1 page 1
+         266 -> 533.5 TF, h=16 page 1 1729 -> 2814 GB/s, b=4 page 1 914 -> 1512 GB/s.
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
@@ -340,6 +350,9 @@
      group tiles (p.f8g, v32): sub-block w of tile t is the 16-row group 4t + w of the pages' groups
      in key order, one box each (rows past the page zero-filled), in kernels of their own
      (hd_decode_kernel_v7_f8_g, _gc under a causal mask); MLA_HD_F8G=0 sends them to cp.async.
+   - BF16 pages under 16 keys (v62): all four warps gather every tile row by row with cp.async
+     (hd_producer_rows, kernels hd_decode_kernel_*_r), each chunk's barrier closed by
+     cp.async.mbarrier.arrive; MLA_HD_GATHER=0 keeps the path below, =2 takes every BF16 page there.
    - otherwise: warp pairs 0-1 / 2-3 copy the even / odd tiles with cp.async, row by row through
      the block table (zero-fill for rows without a key), fence.proxy.async, each warp's lane 0
      arrives on the 9 chunk barriers.
@@ -1267,6 +1280,111 @@ MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, 
     }
 }
 
+/* ---- Rows by cp.async for BF16 pages under 16 keys (hd_decode_kernel_*_r, v62) -------------------
+ * TMA cannot gather these: a box lies inside one page, so a tile of page 1 would be 576 boxes of one
+ * 128-byte row piece, and the TMA unit takes ~25-60 cycles a small request (session 36's store probe,
+ * the FP8 raw tile's per-row bulk copies at page 1: 283 against 444 TF). Instead all four producer
+ * warps copy every tile with 16-byte cp.async: warp w rows 16w..16w+15, lane l rows 16w + 4i + l/8
+ * (i < 4) and piece l % 8 of every 128-byte chunk, so that one warp instruction reads four whole
+ * 128-byte lines (eight lanes a line). A row without a key (past seq_len, an out-of-range page) is
+ * zero-filled (src-size 0), so nvalid is 64 and the consumers zero nothing. Each thread closes a
+ * chunk with cp.async.mbarrier.arrive (no .noinc: a zero-net arrival that holds the chunk's phase open
+ * until the thread's copies land, which also makes them visible to whoever waits on it), then lane 0
+ * arrives for the warp after __syncwarp (release: kv_valid): the full barriers count 4 arrivals, as
+ * for 16-row TMA boxes (the host sets p.tma, box 16). The parts go out in hd_producer_tma's order,
+ * each once its empty barrier completes; the warps never wait for their own copies.
+ * The block table is read once a row a tile (page_size < 16: four rows a lane). The old path (a warp
+ * pair a tile, copies awaited before the arrival, the whole stage awaited under bf16p) ran 170 TF
+ * under bf16p and 237 under the default precision at b=128 h=128 s_q=2 8K, page 64 654 / 490
+ * (bench/results.md, session 44). */
+/* a row of zeros for the rows without a key (static storage: zero from the module's load), so that every copy
+   is an unpredicated 16-byte cp.async */
+__device__ __align__(128) uint8_t hd_zero_row[HD_ROW_BYTES];
+typedef struct hd_rows_tile {
+    const uint8_t *src[4]; /* row 16w + 4i + l/8 of the tile: its piece l % 8 of chunk 0 (of hd_zero_row where no key) */
+} hd_rows_tile;
+/* lane l looks up row 16w + l % 16 (one block-table load and division a lane, not four) and takes its four
+   rows' addresses from the lanes that looked them up */
+MLA_DEV hd_rows_tile hd_rows_prep(const hd_params &p, const hd_job &J, hd_small *sm, int m, int w, int l) {
+    const int key = (J.t_begin + m) * HD_KEYS + 16 * w + (l & 15);
+    const uint8_t *s = NULL;
+    if (key < J.seq) {
+        const int pi = key / p.page_size;
+        const int32_t page = p.bt[(int64_t)J.b * p.bt_stride + pi];
+        if (page >= 0 && page < p.num_pages) s = p.kv + (int64_t)page * p.page_stride + (int64_t)(key - pi * p.page_size) * HD_ROW_BYTES;
+    }
+    const uint32_t bits = __ballot_sync(0xffffffffu, s != NULL) & 0xffffu;
+    if (!s) s = hd_zero_row;
+    hd_rows_tile T;
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+        T.src[i] = (const uint8_t *)__shfl_sync(0xffffffffu, (unsigned long long)s, 4 * i + (l >> 3)) + 16 * (l & 7);
+    /* slot m & 3: its last readers, of tile m - 4, are done (tile m - 2 was issued) */
+    if (l == 0) ((uint16_t *)sm->kv_valid[m & 3])[w] = (uint16_t)bits;
+    if (l == 0 && w == 0) sm->nvalid[m & 3] = HD_KEYS;
+    return T;
+}
+/* chunks [c0, c1) of a tile (compile-time: each copy one instruction on precomputed addresses, the chunk's
+ * offsets as immediates; session 44's first cut computed them per copy and its producer warps issued at
+ * ~13 cycles an instruction, ~330 TF wherever it ran) into the stage at d (this thread's row 16w + l/8 of
+ * chunk 0), then each chunk's arrivals */
+MLA_DEV void hd_rows_chunks(const hd_rows_tile &T, uint32_t d, uint32_t dsw0, uint32_t dsw1, uint32_t bar0, int l,
+                            const int c0, const int c1) {
+#pragma unroll
+    for (int c = c0; c < c1; c++) {
+#pragma unroll
+        for (int i = 0; i < 4; i++) /* row r = 16w + 4i + l/8: r & 7 = 4 (i & 1) + l/8 */
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d + (uint32_t)(c * HD_CHUNK + 4 * i * 128) +
+                                                                             ((i & 1) ? dsw1 : dsw0)),
+                         "l"(T.src[i] + 128 * c) : "memory");
+        const uint32_t bar = bar0 + 8u * (uint32_t)c;
+        asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+        __syncwarp();
+        if (l == 0) hd_mbar_arrive(bar);
+    }
+}
+/* part q of tile m (stage st, compile-time) once its last reader of tile m - 2 is done (bf16p) or (whole: the
+ * default precision, part 0) once the whole stage is */
+MLA_DEV void hd_rows_part(const hd_rows_tile &T, uint32_t sbase, uint32_t full0, uint32_t empty0, int m, int w, int l,
+                          const int st, const int q, const int whole) {
+    /* (tiles 0, 1 wait on parity 1 of a barrier at an even phase, fresh or re-armed: at once; unconditional, so
+       that the compiler does not peel the first pair: 2x the code) */
+    const uint32_t par = (uint32_t)(((m >> 1) - 1) & 1);
+    if (!whole) hd_mbar_wait(hd_emptyp(empty0, st, q), par);
+    else if (q == 0) hd_wait_free(empty0, st, par);
+    const uint32_t d = sbase + (st ? HD_SK1 : HD_SK0) + (uint32_t)((16 * w + (l >> 3)) * 128);
+    const uint32_t dsw0 = (uint32_t)(((l & 7) ^ (l >> 3)) << 4), dsw1 = (uint32_t)(((l & 7) ^ (4 + (l >> 3))) << 4);
+    hd_rows_chunks(T, d, dsw0, dsw1, hd_fullc(full0, st, 0), l, hd_part_lo(q), hd_part_hi(q));
+}
+MLA_DEV void hd_producer_rows(const hd_params &p, const hd_job &J, hd_small *sm, uint32_t sbase, uint32_t sm_u32, int tid,
+                              const int p1) {
+    const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
+    const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
+    const int w = tid >> 5, l = tid & 31;
+#pragma unroll 1
+    for (int m0 = 0; m0 < J.nt; m0 += 2) {
+        const int m1 = m0 + 1;
+        const hd_rows_tile A = hd_rows_prep(p, J, sm, m0, w, l);
+        hd_rows_tile B = A;
+        if (m1 < J.nt) B = hd_rows_prep(p, J, sm, m1, w, l);
+        if (p1) { /* hd_producer_tma's order */
+            hd_rows_part(A, sbase, full0, empty0, m0, w, l, 0, 2, 0);
+            hd_rows_part(A, sbase, full0, empty0, m0, w, l, 0, 0, 0);
+            hd_rows_part(A, sbase, full0, empty0, m0, w, l, 0, 1, 0);
+            if (m1 >= J.nt) break;
+            hd_rows_part(B, sbase, full0, empty0, m1, w, l, 1, 1, 0);
+            hd_rows_part(B, sbase, full0, empty0, m1, w, l, 1, 0, 0);
+            hd_rows_part(B, sbase, full0, empty0, m1, w, l, 1, 2, 0);
+        } else {
+#pragma unroll
+            for (int q = 0; q < HD_PARTS; q++) hd_rows_part(A, sbase, full0, empty0, m0, w, l, 0, q, 1);
+            if (m1 >= J.nt) break;
+#pragma unroll
+            for (int q = 0; q < HD_PARTS; q++) hd_rows_part(B, sbase, full0, empty0, m1, w, l, 1, q, 1);
+        }
+    }
+}
+
 /* ---- TMA for page sizes that are not multiples of 16 (BF16 caches, p.gpage; page_size >= 16) --
  * A tile's 64 keys are runs of rows, each inside one page: at most 5 runs when page_size >= 16 (run
  * r: page pg0 + r, from row 0; run 0 from the tile's first row). A run of L rows goes out as one box
@@ -1879,7 +1997,7 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
 }
 
 MLA_DEV void hd_producer(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, uint32_t sbase, uint32_t sm_u32,
-                         int tid, const int p1, const int f8, const int gp, const int gs = 0) {
+                         int tid, const int p1, const int f8, const int gp, const int gs = 0, const int rw = 0) {
     const int pair = tid >> 6, pt = tid & 63;
     const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
     const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
@@ -1931,6 +2049,10 @@ MLA_DEV void hd_producer(const hd_params &p, const hd_job &J, hd_small *sm, uint
         HD_PAIR_BAR(pair); /* everyone done reading rows[] */
     }
 q_done:
+    if (rw) { /* (the _r kernels: BF16 pages under 16 keys, v62) */
+        hd_producer_rows(p, J, sm, sbase, sm_u32, tid, p1);
+        return;
+    }
     if ((!gp || f8) && p.fp8) { /* (the general-page kernels: BF16 caches, or gp 2, 3: the FP8 kernel's group tiles) */
         hd_producer_fp8(p, J, sm, gbase, sbase, sm_u32, tid, f8, gp >= 2, gp == 3);
         return;
@@ -3529,7 +3651,7 @@ __device__ __noinline__ void hd_fused_combine(const hd_params &p, const hd_job &
  * __syncthreads (every other barrier quiet), the out stores, the other barriers re-armed. The job
  * goes through shared memory (no schedule state live in the roles). */
 MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8, const int ep = 0, const int gp = 0,
-                            const int gs = 0) {
+                            const int gs = 0, const int rw = 0) {
     /* page-aligned tiles (p.ptile) exist in the bf16p general-page kernels only: compiled into the
        default program's, they moved its registers (spec -2.5..-3% at pages 61 and 100, same run);
        gp 2, 3: the FP8 kernel's group tiles (p.f8g; 3: under a causal mask) */
@@ -3609,7 +3731,7 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8, cons
                 HD_CT(7, ((unsigned long long)J.b << 16) | (unsigned)J.nt);
                 HD_CT(8, clock64());
             }
-            hd_producer(p, J, sm, gbase, sbase, sm_u32, tid, p1, f8, gp, gs);
+            hd_producer(p, J, sm, gbase, sbase, sm_u32, tid, p1, f8, gp, gs, rw);
             const int os = hd_out_smem(p, J);
             if (!p.sched) {
                 if (os) {
@@ -3704,6 +3826,17 @@ __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_bf16p_gs(co
 }
 __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_bf16p_ep_gs(const __grid_constant__ hd_params p) {
     hd_decode_body(p, 1, 0, 1, 1, 1);
+}
+/* BF16 pages under 16 keys (v62): the three standard BF16 kernels with hd_producer_rows as their producer
+   (a run-time branch in the standard producer would move their registers: sessions 24, 43) */
+__global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_r(const __grid_constant__ hd_params p) {
+    hd_decode_body(p, 0, 0, 0, 0, 0, 1);
+}
+__global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_bf16p_r(const __grid_constant__ hd_params p) {
+    hd_decode_body(p, 1, 0, 0, 0, 0, 1);
+}
+__global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_bf16p_ep_r(const __grid_constant__ hd_params p) {
+    hd_decode_body(p, 1, 0, 1, 0, 0, 1);
 }
 
 /* Split-KV combine: one CTA of 128 threads per (t, h) row, thread i covers columns 4i..4i+3.
@@ -4182,6 +4315,9 @@ static int hd_fuse_force = -1, hd_fused_last = 0;
 extern "C" void mla_cuda_decode_hopper_force_fuse(int mode) { hd_fuse_force = mode; }
 extern "C" int mla_cuda_decode_hopper_last_fused(void) { return hd_fused_last; }
 static int hd_f8g_force = -1, hd_f8g_last = 0;
+static int hd_rows_force = -1, hd_rows_last = 0;
+extern "C" void mla_cuda_decode_hopper_force_gather(int mode) { hd_rows_force = mode; }
+extern "C" int mla_cuda_decode_hopper_last_gather(void) { return hd_rows_last; }
 static int hd_cutm_force = -1, hd_cutm_last = 0;
 extern "C" void mla_cuda_decode_hopper_force_cutmerge(int mode) { hd_cutm_force = mode; }
 extern "C" int mla_cuda_decode_hopper_last_cutmerge(void) { return hd_cutm_last; }
@@ -4295,6 +4431,19 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
             p.box = HD_KEYS;
         }
     }
+    /* v62: BF16 pages under 16 keys (what neither TMA path takes) by hd_producer_rows in the _r kernels;
+       MLA_HD_GATHER=0 (A/B) keeps the cp.async warp pairs, =2 (A/B, diagnosis) takes every BF16 page there.
+       The rest of the kernel sees 16-row TMA boxes (p.tma, box 16: four arrivals a chunk, out's stores
+       awaited where they are issued), so no other path changes. */
+    static int rows_env = -1;
+    const int rwe = hd_rows_force >= 0 ? hd_rows_force : hd_env_int_or("MLA_HD_GATHER", &rows_env, 1);
+    const int rows = !narrow && !p.fp8 && !dbg && ((rwe == 1 && !p.tma) || rwe == 2);
+    if (rows) {
+        p.tma = 1;
+        p.box = 16;
+        p.gpage = p.ptile = 0;
+    }
+    hd_rows_last = rows;
     static int f8pf_env = -1; /* MLA_HD_F8_PF=0 (A/B): no L2 prefetch of FP8 tiles */
     p.f8_pf = hd_env_on("MLA_HD_F8_PF", &f8pf_env);
     static int qtma_env = -1; /* MLA_HD_Q_TMA=0 (A/B): Q by cp.async always */
@@ -4366,6 +4515,7 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     const int p1 = !dbg && a->precision == MLA_PRECISION_BF16_P && !f8k;
     void (*kern)(const hd_params) = p1 ? (early_pay ? hd_decode_kernel_v7_bf16p_ep : hd_decode_kernel_v7_bf16p)
                                        : (f8k ? hd_decode_kernel_v7_f8 : hd_decode_kernel_v7);
+    if (rows) kern = p1 ? (early_pay ? hd_decode_kernel_v7_bf16p_ep_r : hd_decode_kernel_v7_bf16p_r) : hd_decode_kernel_v7_r;
     if (p.gpage && gpe != 3) { /* (BF16 only: never f8k) */
         static int gk_env = -1; /* MLA_HD_GKERN=1 / 2 (A/B): the _g / _gs kernels whatever the page */
         const int gk = hd_env_int("MLA_HD_GKERN", &gk_env);

@@ -61,6 +61,13 @@ int mla_cuda_decode_hopper_last_cutmerge(void);
 void mla_cuda_decode_hopper_force_f8g(int mode);
 /* The last call's groups a page on group tiles (ceil(page_size / 16)), 0 when it ran without them. */
 int mla_cuda_decode_hopper_last_f8g(void);
+/* Overrides MLA_HD_GATHER for the calls that follow: BF16 tiles gathered row by row with cp.async by all four
+ * producer warps (the _r kernels, hd_producer_rows) 0 never (pages under 16 keys: the cp.async warp
+ * pairs), 1 (the default) where no TMA path takes the page (BF16 pages under 16 keys), 2 at every BF16
+ * page size; -1: back to the variable. */
+void mla_cuda_decode_hopper_force_gather(int mode);
+/* 1 when the last call ran the _r kernels. */
+int mla_cuda_decode_hopper_last_gather(void);
 /* Stage test: runs one CTA (request 0, row block 0, first key tile only) and writes to the
  * device buffer dbg (f32, 64*64 + 64*512 values):
  *   dbg[r*64 + j]          = raw S = q_r . k_j over 576 dims (tensor cores, before scale/mask);
