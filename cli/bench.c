@@ -138,6 +138,12 @@ static int all_configs(int cuda, bench_cfg *v, int cap) {
             c = mk(OP_DECODE, MLA_KV_BF16, 128, 128, 1, 8192, 0, 0); c.precision = MLA_PRECISION_BF16_P; ADD(c);
             c = mk(OP_DECODE, MLA_KV_BF16, 4, 128, 1, 32768, 0, 0); c.precision = MLA_PRECISION_BF16_P; ADD(c);
             c = mk(OP_DECODE, MLA_KV_FP8, 128, 128, 2, 8192, 0, 0); c.precision = MLA_PRECISION_BF16_P; ADD(c);
+            /* page sizes against page 64 (issue 5: within 5% from 16 keys up; 1 is SGLang's token pool) */
+            static const int pss[5] = {1, 17, 33, 61, 100};
+            for (int i = 0; i < 5; i++) {
+                c = mk(OP_DECODE, MLA_KV_BF16, 128, 128, 2, 8192, 0, 0); c.precision = MLA_PRECISION_BF16_P; c.page_size = pss[i]; ADD(c);
+            }
+            c = mk(OP_DECODE, MLA_KV_BF16, 128, 16, 1, 16384, 0, 0); c.page_size = 1; ADD(c);
         }
         for (int s = 8192; s <= 131072; s *= 4) { bench_cfg c = mk(OP_SPARSE, MLA_KV_BF16, 1, 128, 4096, s, 0, 0); ADD(c); }
         { bench_cfg c = mk(OP_SPARSE, MLA_KV_FP8, 128, 128, 2, 32768, 0, 0); ADD(c); }

@@ -7,7 +7,8 @@
  *     transposed V descriptor), so a layout bug is named before the full cases fail;
  *   - full cases: H 1, 16, 64, 100, 128; q_len 1, 2 and ragged with 0; seq_len 0, 1, 63, 64, 65,
  *     1000, 4097; page 64, 128, 192 (TMA, 64-row boxes), 16, 32, 48 (TMA, 16/32-row boxes), 61,
- *     100, 17, 23, 33, 127 (TMA, each page's run of rows as power-of-two boxes) and 1 (cp.async);
+ *     100, 17, 23, 33, 127 (gathered row by row since v63; TMA runs of rows as power-of-two boxes
+ *     forced with MLA_HD_GATHER's hook) and 1, 7, 13 (gathered; the cp.async warp pairs forced);
  *     causal and not; sink (with +-inf); padded strides; an out-of-range page id (pages 64, 16, 32,
  *     100, 17); NaN in every unused slot, page and padding; automatic and
  *     forced split counts; out bf16 by MLA_TOL_OUT, lse by MLA_TOL_LSE (+inf rows identical),
@@ -788,8 +789,8 @@ static void run_fp8(h_rng *r) {
     }
 }
 
-/* BF16 tiles gathered row by row by cp.async (the _r kernels, v62): pages 1, 7 and 13 by default (no TMA
- * path takes them), then every page through them (mla_cuda_decode_hopper_force_gather(2): 64, 16 and 100),
+/* BF16 tiles gathered row by row by cp.async (the _r kernels, v62, v63): pages 1, 7 and 13 by default (no TMA
+ * path takes them), pages that are not multiples of 16 (v63's rule, page-aligned tiles at 127), then every page through them (mla_cuda_decode_hopper_force_gather(2): 64, 16 and 100),
  * and page 7 kept off them (0: the cp.async warp pairs); both precisions; H 128 with s_q 2 (the base
  * kernels) and 1 (the early-pay one under bf16p), H 16 and 100 (a masked last row block), causal and
  * not, an out-of-range page and a padded page stride, sinks, splits; the balanced schedule over unequal
@@ -801,14 +802,16 @@ static void run_gather(h_rng *r) {
         c.p1 = 1; c.sink_mode = 1; c.gather = 1;
         c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 3;
         run_case(r, &c);
-        c.p1 = 0; c.page = 7;
-        run_case(r, &c);
-        const int q1[2] = {1, 1}, s1[2] = {700, 64};
-        hcase e = mk(128, 13, 0, 2, q1, s1);
-        e.p1 = 1; e.gather = 1;
-        run_case(r, &e);
-        e.p1 = 0; e.page = 1;
-        if (!g_quick) run_case(r, &e);
+        if (!g_quick) { /* (the quick set stays small: racecheck's time) */
+            c.p1 = 0; c.page = 7;
+            run_case(r, &c);
+            const int q1[2] = {1, 1}, s1[2] = {700, 64};
+            hcase e = mk(128, 13, 0, 2, q1, s1);
+            e.p1 = 1; e.gather = 1;
+            run_case(r, &e);
+            e.p1 = 0; e.page = 1;
+            run_case(r, &e);
+        }
     }
     { /* H 16 and 100 (partial row blocks), an out-of-range page, a padded page stride, non-causal */
         const int q[3] = {3, 0, 2}, s[3] = {513, 0, 77};
@@ -816,8 +819,33 @@ static void run_gather(h_rng *r) {
         c.bad_page = 1; c.page_pad = 32; c.gather = 1; c.sink_mode = 2;
         c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
         run_case(r, &c);
-        c.H = 100; c.p1 = 1; c.causal = 0; c.page = 1;
+        mla_cuda_decode_hopper_force_gather(0); /* the cp.async warp pairs (MLA_HD_GATHER=0) */
+        c.gather = 0;
         run_case(r, &c);
+        mla_cuda_decode_hopper_force_gather(-1);
+        if (g_quick) return;
+        c.H = 100; c.p1 = 1; c.causal = 0; c.page = 1; c.gather = 1;
+        run_case(r, &c);
+    }
+    { /* the default rule past 16 keys (v63): pages that are not multiples of 16 gathered (61, 100, 17; both
+         precisions, s_q 1 and 2), but page-aligned tiles one key short of a multiple of 64 (127 under bf16p,
+         no causal mask); page 48 keeps TMA */
+        const int q[3] = {2, 1, 2}, s[3] = {1000, 254, 64 * 5 + 3};
+        hcase c = mk(128, 61, 1, 3, q, s);
+        c.p1 = 1; c.gather = 1;
+        run_case(r, &c);
+        c.page = 100; c.p1 = 0; c.causal = 0;
+        run_case(r, &c);
+        c.page = 127; c.p1 = 1; c.gather = 0; /* page-aligned tiles */
+        run_case(r, &c);
+        c.causal = 1; c.gather = 1; /* (none under a causal mask) */
+        run_case(r, &c);
+        c.page = 48; c.gather = 0;
+        run_case(r, &c);
+        const int q1[2] = {1, 1}, s1[2] = {900, 77};
+        hcase e = mk(128, 17, 1, 2, q1, s1);
+        e.p1 = 1; e.gather = 1;
+        run_case(r, &e);
     }
     { /* forced onto every BF16 page (2) and kept off (0) */
         const int q[2] = {2, 1}, s[2] = {900, 200};
@@ -828,13 +856,9 @@ static void run_gather(h_rng *r) {
         c.page = 100; c.p1 = 0; c.bad_page = 1;
         run_case(r, &c);
         c.page = 16; c.p1 = 1; c.bad_page = 0; c.causal = 0;
-        if (!g_quick) run_case(r, &c);
-        mla_cuda_decode_hopper_force_gather(0);
-        c.page = 7; c.gather = 0;
         run_case(r, &c);
         mla_cuda_decode_hopper_force_gather(-1);
     }
-    if (g_quick) return;
     { /* the balanced schedule (automatic split count): 40 unequal requests, q_len 2, H 128, page 3 */
         int q[40], s[40];
         for (int b = 0; b < 40; b++) { q[b] = 2; s[b] = 64 + (int)((b * 7919u) % 900u); }
@@ -1356,10 +1380,12 @@ static void run_all(h_rng *r) {
          as one box of a power of two rows, or two overlapping ones, landing at any row): page 61 (a
          run of 1-3 rows next to most tiles' page boundary), 17 (up to five runs a tile); both
          precisions, splits; then (full runs) page 100 with an out-of-range page and a padded page
-         stride, 23, 33 and 127 with H 64 / 100 / 128, causal and not */
+         stride, 23, 33 and 127 with H 64 / 100 / 128, causal and not. Since v63 these pages are gathered
+         row by row (run_gather); the runs of rows stay MLA_HD_GATHER=0's baseline, forced here */
+        mla_cuda_decode_hopper_force_gather(0);
         const int q[3] = {2, 1, 2}, s[3] = {1000, 130, 64 * 5 + 3};
         hcase c = mk(128, 61, 1, 3, q, s);
-        c.p1 = 1; c.sink_mode = 1;
+        c.p1 = 1; c.sink_mode = 1; c.gather = 0;
         c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
         run_case(r, &c);
         c.page = 17; c.p1 = 0;
@@ -1376,6 +1402,7 @@ static void run_all(h_rng *r) {
             c.page = 127; c.H = 128; c.causal = 1; c.splits[1] = 3;
             run_case(r, &c);
         }
+        mla_cuda_decode_hopper_force_gather(-1);
     }
     { /* page-aligned tiles (p.ptile: BF16 under MLA_PRECISION_BF16_P, no causal mask, pages 56..63 and
          120..127 that are not multiples of 16): tile t holds one page's keys (two tiles a page past
@@ -1384,7 +1411,10 @@ static void run_all(h_rng *r) {
          stride, page 120 (two tiles a page, the second of 56 rows), page 56 (the 7/8 line) with H 100,
          and the balanced schedule over unequal requests (its plan counts page-aligned tiles). Each
          beside the default precision on the same shape, which keeps the runs of rows (its own
-         page-aligned kernel measured no better: bench/results.md, session 42) */
+         page-aligned kernel measured no better: bench/results.md, session 42). Since v63 only pages one key
+         short of a multiple of 64 take them by default (run_gather), so the rest is forced here
+         (MLA_HD_GATHER=0) */
+        mla_cuda_decode_hopper_force_gather(0);
         const int q[4] = {2, 1, 2, 1}, s[4] = {1000, 130, 61 * 5, 61};
         hcase c = mk(128, 61, 0, 4, q, s);
         c.p1 = 1; c.sink_mode = 1;
@@ -1420,6 +1450,7 @@ static void run_all(h_rng *r) {
             c.p1 = 0;
             run_case(r, &c);
         }
+        mla_cuda_decode_hopper_force_gather(-1);
     }
     if (g_quick) return;
     { /* MLA_PRECISION_BF16_P on the other producers and shapes: page 48 (TMA, 16-row boxes: four

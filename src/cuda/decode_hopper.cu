@@ -339,20 +339,25 @@
      too (whatever the page holds there, NaN included); a sub-block on an out-of-range page is
      zero-filled (TMA out of bounds) and masked. nvalid[stage] tells the consumers; each zeroes
      the rows past it in its own V half before its P.V (0 * NaN), the mask keeps them out of S.
-   - BF16, page_size >= 16 and not a multiple of 16 (p.gpage, hd_producer_gtma): the same with box
+   - BF16, page_size >= 16 and not a multiple of 16, under MLA_HD_GATHER=0 only since v63 (the
+     gather below is faster at every such page but 63, 127, ...; kept as the A/B baseline):
+     (p.gpage, hd_producer_gtma): the same with box
      16's four issuers, each page's run of rows in a tile as one or two overlapping boxes of a power
      of two rows (seven tensor maps, one per height), in kernels of their own (hd_decode_kernel_*_g; *_gs
      where a page's tiles take more than 4.4 boxes on average, v61: hd_gtile_boxes100);
      MLA_HD_GPAGE=0 sends these pages to cp.async. Under bf16p without a causal mask, pages 56..63
      and 120..127 (a page's last tile at least 56 keys, since v60) take page-aligned tiles instead (p.ptile, v30,
-     on 64-row boxes since v57; MLA_HD_PTILE=0 for A/B).
+     on 64-row boxes since v57; MLA_HD_PTILE=0 for A/B); by default (v63) only those one key short of a
+     multiple of 64 (63, 127, 191, ...) do.
    - FP8 (default precision), page_size not a multiple of 16, at least 3/4 of the tiles' rows keys:
      group tiles (p.f8g, v32): sub-block w of tile t is the 16-row group 4t + w of the pages' groups
      in key order, one box each (rows past the page zero-filled), in kernels of their own
      (hd_decode_kernel_v7_f8_g, _gc under a causal mask); MLA_HD_F8G=0 sends them to cp.async.
-   - BF16 pages under 16 keys (v62): all four warps gather every tile row by row with cp.async
-     (hd_producer_rows, kernels hd_decode_kernel_*_r), each chunk's barrier closed by
-     cp.async.mbarrier.arrive; MLA_HD_GATHER=0 keeps the path below, =2 takes every BF16 page there.
+   - BF16 pages that are not multiples of 16 (v62, v63), but page-aligned tiles at pages 63, 127, ...:
+     all four warps gather every tile row by row with cp.async (hd_producer_rows, kernels
+     hd_decode_kernel_*_r), each chunk's barrier closed by cp.async.mbarrier.arrive. MLA_HD_GATHER=0
+     keeps the TMA runs of rows and page-aligned tiles above and, under 16 keys, the path below; =2
+     gathers every BF16 page.
    - otherwise: warp pairs 0-1 / 2-3 copy the even / odd tiles with cp.async, row by row through
      the block table (zero-fill for rows without a key), fence.proxy.async, each warp's lane 0
      arrives on the 9 chunk barriers.
@@ -4431,13 +4436,19 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
             p.box = HD_KEYS;
         }
     }
-    /* v62: BF16 pages under 16 keys (what neither TMA path takes) by hd_producer_rows in the _r kernels;
-       MLA_HD_GATHER=0 (A/B) keeps the cp.async warp pairs, =2 (A/B, diagnosis) takes every BF16 page there.
-       The rest of the kernel sees 16-row TMA boxes (p.tma, box 16: four arrivals a chunk, out's stores
-       awaited where they are issued), so no other path changes. */
+    /* v62, v63: BF16 pages that are not multiples of 16 gathered row by row (hd_producer_rows, the _r kernels),
+       but for page-aligned tiles one key short of a multiple of 64 (pages 63, 127, ...: 98% of their rows keys).
+       H100 8K bf16p, session 44 (runs of rows or page-aligned tiles -> gathered): page 17 416.5 -> 633.5 TF,
+       33 509 -> 631.5, 40 580.5 -> 631.5, 61 616.5 -> 631, 100 609.5 -> 629.5, 120 608 -> 630, 127 643 -> 629;
+       s_q=1 page 100 543.5 -> 574.5; default precision page 17 391 -> 469.5, 100 467.5 -> 466.5. Multiples of 16
+       keep TMA (page 16 633.5 / 638.5, 48 635.5 / 630.5, 64 653 / 632). MLA_HD_GATHER=0 (A/B) keeps the TMA runs
+       of rows, the page-aligned tiles and (pages under 16) the cp.async warp pairs; =2 (A/B, diagnosis) gathers
+       every BF16 page. The rest of the kernel sees 16-row TMA boxes (p.tma, box 16: four arrivals a chunk,
+       out's stores awaited where they are issued), so no other path changes. */
     static int rows_env = -1;
     const int rwe = hd_rows_force >= 0 ? hd_rows_force : hd_env_int_or("MLA_HD_GATHER", &rows_env, 1);
-    const int rows = !narrow && !p.fp8 && !dbg && ((rwe == 1 && !p.tma) || rwe == 2);
+    const int rows = !narrow && !p.fp8 && !dbg && rwe != 0 &&
+                     (rwe == 2 || !p.tma || (p.page_size % 16 != 0 && !(p.ptile && p.page_size % HD_KEYS == HD_KEYS - 1)));
     if (rows) {
         p.tma = 1;
         p.box = 16;
