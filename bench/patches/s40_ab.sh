@@ -26,12 +26,14 @@ for r in $(seq $ROUNDS); do
   if [ $((r % 2)) = 0 ]; then ORD=$(printf '%s\n' "${CFGS[@]}" | tac | tr '\n' ' '); else ORD="${CFGS[*]}"; fi
   for s in "${SH[@]}"; do
     pr=${s%%|*}; args=${s#*|}; args=${args//_/ }
-    fmt=""; case $pr in fp8spec) fmt="--format fp8"; pr=spec;; esac
+    # (session 44) fp8bf16p: FP8 under bf16p; fp8h16 / fp8w1: FP8, default precision / bf16p, the GB/s column
+    fmt=""; col=4; case $pr in fp8spec) fmt="--format fp8"; pr=spec;; fp8bf16p) fmt="--format fp8"; pr=bf16p;;
+      fp8h16) fmt="--format fp8"; pr=spec; col=2;; fp8w1) fmt="--format fp8"; pr=bf16p; col=2;; esac
     hs="--heads 128"; case "$args" in *--heads*) hs="";; esac
     for cfg in $ORD; do
       n=${cfg%%=*}; b=${cfg#*=}; e=${b#*:}; b=${b%%:*}; [ "$e" = - ] && e=
       line=$(env ${e//,/ } timeout 60 $b/mla bench decode --backend cuda --no-ceilings --precision $pr $fmt --batch 128 $hs $args 2>&1 | grep -E "^decode" | tail -1)
-      echo "$n|$s|$(echo "$line" | awk '{print $(NF-4)}')" >> $OUT/ab.txt
+      echo "$n|$s|$(echo "$line" | awk -v c=$col '{print $(NF-c)}')" >> $OUT/ab.txt
     done
   done
 done
