@@ -2,8 +2,7 @@
 # session 44, call 11: the final tree (fc6387f's kernels = v63): tests, then page 100 against 64 and 61 (call 7's full run put
 # page 100 at 609 TF where calls 6 and 8 measured 625-629.5), 3 rounds alternating
 N=${N:-build-s44/final}
-echo "== tests"; timeout 400 $N/test_cuda_decode_hopper 2>&1 | grep -E "FAIL|passed" | head -30
-echo "== golden"; MLA_GOLDEN=$PWD/golden MLA_TEST_BACKEND=cuda timeout 120 $N/test_golden 2>&1 | tail -1
+bash bench/patches/ab_tests.sh $N
 CONFIGS="final=$N:-" ROUNDS=${ROUNDS:-3} \
 SHAPES="bf16p|--sq_2_--seqlen_8192_--page-size_64 bf16p|--sq_2_--seqlen_8192_--page-size_100 bf16p|--sq_2_--seqlen_8192_--page-size_61 bf16p|--sq_2_--seqlen_8192_--page-size_17 bf16p|--sq_2_--seqlen_8192_--page-size_1 spec|--sq_2_--seqlen_8192_--page-size_100" \
   bash bench/patches/s40_ab.sh

@@ -2,8 +2,7 @@
 # session 44, call 4: v62b (the gather's copies on precomputed addresses, chunk offsets as immediates): tests, then
 # HEAD / v62 (first cut) / v62b, and v62b through the gather at every page (MLA_HD_GATHER=2)
 N=${N:-build-s44/v62b}
-echo "== tests"; timeout 400 $N/test_cuda_decode_hopper 2>&1 | grep -E "FAIL|passed" | head -30
-echo "== golden"; MLA_GOLDEN=$PWD/golden MLA_TEST_BACKEND=cuda timeout 120 $N/test_golden 2>&1 | tail -1
+bash bench/patches/ab_tests.sh $N
 CONFIGS="head=build-s44/head:- v62=build-s44/v62:- v62b=$N:- all=$N:MLA_HD_GATHER=2" ROUNDS=${ROUNDS:-2} \
 SHAPES="bf16p|--sq_2_--seqlen_8192_--page-size_1 spec|--sq_2_--seqlen_8192_--page-size_1 bf16p|--sq_2_--seqlen_8192_--page-size_7 bf16p|--sq_1_--seqlen_8192_--page-size_1 bf16p|--sq_2_--seqlen_8192_--page-size_64 bf16p|--sq_2_--seqlen_8192_--page-size_17 bf16p|--sq_2_--seqlen_8192_--page-size_33" \
   bash bench/patches/s40_ab.sh

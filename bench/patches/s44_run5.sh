@@ -2,8 +2,7 @@
 # session 44, call 5: v62c (one block-table lookup a lane, rows shuffled; a zero row instead of predicated copies; the parts unrolled): tests, then
 # HEAD / v62b / v62c, and v62c through the gather at every page (MLA_HD_GATHER=2)
 N=${N:-build-s44/v62c}
-echo "== tests"; timeout 400 $N/test_cuda_decode_hopper 2>&1 | grep -E "FAIL|passed" | head -30
-echo "== golden"; MLA_GOLDEN=$PWD/golden MLA_TEST_BACKEND=cuda timeout 120 $N/test_golden 2>&1 | tail -1
+bash bench/patches/ab_tests.sh $N
 CONFIGS="head=build-s44/head:- v62b=build-s44/v62b:- v62c=$N:- all=$N:MLA_HD_GATHER=2" ROUNDS=${ROUNDS:-2} \
 SHAPES="bf16p|--sq_2_--seqlen_8192_--page-size_1 spec|--sq_2_--seqlen_8192_--page-size_1 bf16p|--sq_2_--seqlen_8192_--page-size_7 bf16p|--sq_1_--seqlen_8192_--page-size_1 bf16p|--sq_2_--seqlen_8192_--page-size_64 bf16p|--sq_2_--seqlen_8192_--page-size_17 bf16p|--sq_2_--seqlen_8192_--page-size_33 bf16p|--sq_2_--seqlen_8192_--page-size_24 bf16p|--sq_2_--seqlen_8192_--page-size_40 spec|--sq_2_--seqlen_8192_--page-size_17 spec|--sq_2_--seqlen_8192_--page-size_64" \
   bash bench/patches/s40_ab.sh
