@@ -1285,20 +1285,20 @@ MLA_DEV void hd_producer_tma(const hd_params &p, const hd_job &J, hd_small *sm, 
     }
 }
 
-/* ---- Rows by cp.async for BF16 pages under 16 keys (hd_decode_kernel_*_r, v62) -------------------
- * TMA cannot gather these: a box lies inside one page, so a tile of page 1 would be 576 boxes of one
+/* ---- Rows by cp.async for BF16 pages that are not multiples of 16 (hd_decode_kernel_*_r, v62, v63) ---
+ * TMA cannot gather these well: a box lies inside one page, so a tile of page 1 would be 576 boxes of one
  * 128-byte row piece, and the TMA unit takes ~25-60 cycles a small request (session 36's store probe,
  * the FP8 raw tile's per-row bulk copies at page 1: 283 against 444 TF). Instead all four producer
  * warps copy every tile with 16-byte cp.async: warp w rows 16w..16w+15, lane l rows 16w + 4i + l/8
  * (i < 4) and piece l % 8 of every 128-byte chunk, so that one warp instruction reads four whole
  * 128-byte lines (eight lanes a line). A row without a key (past seq_len, an out-of-range page) is
- * zero-filled (src-size 0), so nvalid is 64 and the consumers zero nothing. Each thread closes a
+ * copied from hd_zero_row, so nvalid is 64 and the consumers zero nothing. Each thread closes a
  * chunk with cp.async.mbarrier.arrive (no .noinc: a zero-net arrival that holds the chunk's phase open
  * until the thread's copies land, which also makes them visible to whoever waits on it), then lane 0
  * arrives for the warp after __syncwarp (release: kv_valid): the full barriers count 4 arrivals, as
  * for 16-row TMA boxes (the host sets p.tma, box 16). The parts go out in hd_producer_tma's order,
  * each once its empty barrier completes; the warps never wait for their own copies.
- * The block table is read once a row a tile (page_size < 16: four rows a lane). The old path (a warp
+ * The block table is read once a row a tile (lane l: row 16w + l % 16; hd_rows_prep). The old path (a warp
  * pair a tile, copies awaited before the arrival, the whole stage awaited under bf16p) ran 170 TF
  * under bf16p and 237 under the default precision at b=128 h=128 s_q=2 8K, page 64 654 / 490
  * (bench/results.md, session 44). */
@@ -2054,7 +2054,7 @@ MLA_DEV void hd_producer(const hd_params &p, const hd_job &J, hd_small *sm, uint
         HD_PAIR_BAR(pair); /* everyone done reading rows[] */
     }
 q_done:
-    if (rw) { /* (the _r kernels: BF16 pages under 16 keys, v62) */
+    if (rw) { /* (the _r kernels: BF16 pages that are not multiples of 16, v62, v63) */
         hd_producer_rows(p, J, sm, sbase, sm_u32, tid, p1);
         return;
     }
@@ -3832,7 +3832,7 @@ __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_bf16p_gs(co
 __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_bf16p_ep_gs(const __grid_constant__ hd_params p) {
     hd_decode_body(p, 1, 0, 1, 1, 1);
 }
-/* BF16 pages under 16 keys (v62): the three standard BF16 kernels with hd_producer_rows as their producer
+/* BF16 pages that are not multiples of 16 (v62, v63): the three standard BF16 kernels with hd_producer_rows as their producer
    (a run-time branch in the standard producer would move their registers: sessions 24, 43) */
 __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_r(const __grid_constant__ hd_params p) {
     hd_decode_body(p, 0, 0, 0, 0, 0, 1);
@@ -4413,8 +4413,14 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
        the standard kernels, session 24's build, instead of the general-page kernels */
     static int gpage_env = -1;
     const int gpe = hd_env_int_or("MLA_HD_GPAGE", &gpage_env, 1);
+    /* MLA_HD_GATHER (v62, v63; the rule below): where the gather takes the page whatever the other paths
+       find, their tensor maps are not made */
+    static int rows_env = -1;
+    const int rwe = hd_rows_force >= 0 ? hd_rows_force : hd_env_int_or("MLA_HD_GATHER", &rows_env, 1);
+    const int rows_ok = !narrow && !p.fp8 && !dbg && rwe != 0;
+    const int rows_sure = rows_ok && (rwe == 2 || (p.page_size % 16 != 0 && p.page_size % HD_KEYS != HD_KEYS - 1));
     p.gpage = 0;
-    if ((!p.tma || gpe == 2) && !narrow && !p.fp8 && (p.page_size % 16 != 0 || gpe == 2) && gpe != 0 &&
+    if (!rows_sure && (!p.tma || gpe == 2) && !narrow && !p.fp8 && (p.page_size % 16 != 0 || gpe == 2) && gpe != 0 &&
         hd_make_kv_gmaps(a, p.kv_gmap)) {
         p.gpage = p.tma = 1;
         p.box = 16;
@@ -4445,10 +4451,7 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
        of rows, the page-aligned tiles and (pages under 16) the cp.async warp pairs; =2 (A/B, diagnosis) gathers
        every BF16 page. The rest of the kernel sees 16-row TMA boxes (p.tma, box 16: four arrivals a chunk,
        out's stores awaited where they are issued), so no other path changes. */
-    static int rows_env = -1;
-    const int rwe = hd_rows_force >= 0 ? hd_rows_force : hd_env_int_or("MLA_HD_GATHER", &rows_env, 1);
-    const int rows = !narrow && !p.fp8 && !dbg && rwe != 0 &&
-                     (rwe == 2 || !p.tma || (p.page_size % 16 != 0 && !(p.ptile && p.page_size % HD_KEYS == HD_KEYS - 1)));
+    const int rows = rows_sure || (rows_ok && (!p.tma || (p.page_size % 16 != 0 && !p.ptile)));
     if (rows) {
         p.tma = 1;
         p.box = 16;
