@@ -22,6 +22,8 @@
  *   - the raw-tile FP8 kernels (decode_narrow.cu), each forced on its own suite: 16 rows (run_narrow),
  *     32 and 64 rows under MLA_PRECISION_BF16_P (run_wide): pages 1, 7, 16, 32, 61, 64, 128,
  *     partial row blocks, scales not powers of two and over many binades, an out-of-range page;
+ *     their tiles gathered row by row (run_narrow_gather: pages 1 and 3 by default, 64, 61, 16 forced,
+ *     pages 1 and 7 kept on the bulk copies; the path taken checked);
  * No CUDA device or no SM 9.0: one SKIP line. MLA_TEST_QUICK=1: a reduced set.
  * MLA_BENCH_HOPPER=1: also times BF16 and FP8 at b=128 h=128 s_q=2 seq 4K/8K/32K, b=128 h=16 s_q=1
  * seq 16K and small batches (cudaEvents, 256 MB L2 flush between runs, median of 20): TFLOPS and
@@ -943,6 +945,49 @@ static void run_narrow(h_rng *r) {
     }
 }
 
+/* FP8-656 raw tiles gathered row by row by cp.async (hn_issue_rows, the raw-tile kernels' _r variants, v65):
+ * pages under HN_GATHER_BELOW(rows) keys by default (pages 1 and 3 on the 16-row kernel, page 1 on the others;
+ * run_narrow's pages 1 and 7 too), every page when forced (2: 64,
+ * 61, 16), and pages 1 and 7 kept on the bulk copies (0). Each of the 16-, 32- and 64-row kernels (the last
+ * with the scan's one-chain program, then the exact one); causal, sinks, splits, an out-of-range page, a
+ * padded page stride, q_len 0 and an empty request. The path taken is checked. */
+static void run_narrow_gather(h_rng *r) {
+    static const int rows[3] = {16, 32, 64};
+    for (int k = 0; k < 3; k++) {
+        const char *ne = getenv("MLA_HD_NARROW");
+        if (!ne && rows[k] > 16) mla_cuda_decode_hopper_force_rows(rows[k] == 64 ? 4 : 3);
+        if (rows[k] == 64) mla_cuda_decode_hopper_force_one(2); /* the one-chain program with its scan */
+        const int H = rows[k] == 16 ? 8 : rows[k] == 32 ? 32 : 128;
+        const int q[4] = {2, 0, 1, 2}, s[4] = {1000, 0, 130, 64 * 5 + 3};
+        hcase c = mk(H, 1, 1, 4, q, s);
+        c.fp8 = 1; c.narrow = rows[k]; c.p1 = rows[k] > 16; c.gather = 1; c.sink_mode = 1;
+        c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 3;
+        run_case(r, &c);
+        c.page = rows[k] == 16 ? 3 : 1; c.bad_page = 1; c.page_pad = 48; c.causal = 0; c.sink_mode = 2;
+        run_case(r, &c);
+        if (rows[k] == 64) { /* the exact program alone from here on */
+            mla_cuda_decode_hopper_force_one(0);
+            run_case(r, &c);
+        }
+        c.page_pad = 0; c.sink_mode = 0;
+        mla_cuda_decode_hopper_force_gather(2);
+        for (int i = 0; i < 3 && !(g_quick && i > 0); i++) {
+            static const int ps[3] = {64, 61, 16};
+            c.page = ps[i]; c.bad_page = i == 1; c.causal = i != 1;
+            run_case(r, &c);
+        }
+        mla_cuda_decode_hopper_force_gather(0);
+        c.gather = 0; c.bad_page = 1;
+        c.page = 1;
+        run_case(r, &c);
+        c.page = 7; c.bad_page = 0;
+        if (!g_quick) run_case(r, &c);
+        mla_cuda_decode_hopper_force_gather(-1);
+        mla_cuda_decode_hopper_force_rows(-1);
+        mla_cuda_decode_hopper_force_one(-1);
+    }
+}
+
 /* The 32- and 64-row raw-tile kernels (FP8, any page size, MLA_PRECISION_BF16_P; 17-32 and more
  * rows a request on average; forced here on every case (rows = 32 or 64), bf16p tolerances):
  * H x q_len x seq_len x page, causal, sinks, splits; scales not powers of two (all, some tiles) and
@@ -1786,6 +1831,7 @@ int main(void) {
         run_f8g(&r);
         run_fp8(&r);
         run_narrow(&r);
+        run_narrow_gather(&r);
         run_wide(&r, 32);
         /* 64 rows: the one-chain program with its scan on every launch (these are too short for the
            automatic rule), then the exact program alone */

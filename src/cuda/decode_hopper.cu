@@ -4451,11 +4451,18 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
        of rows, the page-aligned tiles and (pages under 16) the cp.async warp pairs; =2 (A/B, diagnosis) gathers
        every BF16 page. The rest of the kernel sees 16-row TMA boxes (p.tma, box 16: four arrivals a chunk,
        out's stores awaited where they are issued), so no other path changes. */
-    const int rows = rows_sure || (rows_ok && (!p.tma || (p.page_size % 16 != 0 && !p.ptile)));
+    int rows = rows_sure || (rows_ok && (!p.tma || (p.page_size % 16 != 0 && !p.ptile)));
     if (rows) {
         p.tma = 1;
         p.box = 16;
         p.gpage = p.ptile = 0;
+    }
+    /* v65: the raw-tile kernels (FP8-656, decode_narrow.cu) gather pages of fewer than HN_GATHER_BELOW(rows) keys row by
+       row (hn_issue_rows, their _r kernels) instead of one bulk copy a page piece; MLA_HD_GATHER=0 keeps the bulk
+       copies, =2 gathers every page */
+    if (narrow && rwe != 0 && (rwe == 2 || p.page_size < HN_GATHER_BELOW(narrow))) {
+        p.hn_gather = 1;
+        rows = 1;
     }
     hd_rows_last = rows;
     static int f8pf_env = -1; /* MLA_HD_F8_PF=0 (A/B): no L2 prefetch of FP8 tiles */

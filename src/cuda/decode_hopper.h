@@ -61,11 +61,12 @@ int mla_cuda_decode_hopper_last_cutmerge(void);
 void mla_cuda_decode_hopper_force_f8g(int mode);
 /* The last call's groups a page on group tiles (ceil(page_size / 16)), 0 when it ran without them. */
 int mla_cuda_decode_hopper_last_f8g(void);
-/* Overrides MLA_HD_GATHER for the calls that follow: BF16 tiles gathered row by row with cp.async by all four
- * producer warps (the _r kernels, hd_producer_rows) 0 never (session 43's paths: TMA runs of rows,
- * page-aligned tiles, under 16 keys the cp.async warp pairs), 1 (the default) at every BF16 page that is
- * not a multiple of 16 but the page-aligned tiles of pages 63, 127, ..., 2 at every BF16 page size; -1:
- * back to the variable. */
+/* Overrides MLA_HD_GATHER for the calls that follow: tiles gathered row by row with cp.async by all four
+ * producer warps (the _r kernels: BF16 hd_producer_rows, FP8-656 raw tiles hn_issue_rows) 0 never (session
+ * 43's paths: TMA runs of rows, page-aligned tiles, under 16 keys the cp.async warp pairs; the raw tiles' bulk
+ * copies a page piece), 1 (the default) at every BF16 page that is not a multiple of 16 but the page-aligned
+ * tiles of pages 63, 127, ..., and on the raw-tile kernels at pages under HN_GATHER_BELOW(rows) keys, 2 at every
+ * page size of both; -1: back to the variable. */
 void mla_cuda_decode_hopper_force_gather(int mode);
 /* 1 when the last call ran the _r kernels. */
 int mla_cuda_decode_hopper_last_gather(void);

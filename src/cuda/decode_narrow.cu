@@ -49,6 +49,12 @@
          its pready arrival, not before: the other consumer waits for P, not for them. H100 same run,
          3 rounds: s1 bf16p h128 s_q=2 4K / 8K / 16K 411 -> 414 / 433 -> 439 / 451 -> 456 TF, s_q=1 8K
          423 -> 430, b=4 32K 813 -> 822 GB/s, page 16 432 -> 438
+     g1  (all three, session 45, v65) pages under HN_GATHER_BELOW(rows) keys (1..7 on n1, 1 on w1 and s1) gathered
+         row by row by the four producer warps with 16-byte cp.async, eight lanes a 128-byte line of a row
+         (hn_issue_rows, the _r kernels) instead of up to 64 bulk copies of one row a tile (the TMA unit's
+         cost a small request). H100 same run, bulk -> gathered: n1 h16 16K page 1 1426 -> 2465 GB/s, page 4
+         2374 -> 2716; w1 h16 s_q=2 page 1 1385 -> 1822; s1 bf16p 8K page 1 282.5 -> 389.5 TF. Pieces at row
+         offsets (each 128-byte piece across two lines) had reached 2212 / 357 on page 1
    TFLOPS / bytes as decode_hopper.cu counts them (656 B per key).
 
    ---- design -----------------------------------------------------------------------------------
@@ -388,14 +394,69 @@ MLA_DEV void hn_issue(const hd_params &p, hn_small *sh, uint32_t sbase, uint32_t
     }
 }
 
+/* Pages of fewer than HN_GATHER_BELOW(rows) keys (p.hn_gather, the _r kernels; session 45): hn_issue would send up
+ * to 64 bulk copies of one 656-byte row a tile, and the TMA unit takes ~25-60 cycles a small request (s1 bf16p
+ * 8K page 1 283 against 444 TF at page 64; n1 h=16 16K page 1 1426 against 2872 GB/s). Instead the four
+ * producer warps copy the tile by 16-byte cp.async, warp w its rows 16w..16w+15, as hd_producer_rows copies
+ * BF16 rows: eight lanes a 128-byte line of a row, so that a warp instruction reads four rows' lines (v64, a
+ * row a lane, read 32 rows an instruction and ran at half speed). Lane j < 16 looks row 16w + j up; each lane gets its four rows'
+ * addresses by shfl, once a tile. Rows without a key are copied from a zero row (okm says so and the
+ * consumers zero them, as for hn_issue). Every lane closes its copies with the zero-net
+ * cp.async.mbarrier.arrive (the phase stays open until they land); lane 0 then writes the warp's 16 bits of
+ * okm and arrives, so that landed counts 4 arrivals a phase (hn_start). */
+__device__ __align__(128) uint8_t hn_zero_row[HN_ROW];
+MLA_DEV void hn_issue_rows(const hd_params &p, hn_small *sh, uint32_t sbase, uint32_t raw0, uint32_t landed, int n, int w, int l,
+                           const int NS) {
+    const int s = n % NS, key = (sh->t_begin + n) * HN_KEYS + 16 * w + (l & 15);
+    const uint8_t *r = NULL;
+    if (key < sh->seq) {
+        const int pi = key / p.page_size;
+        const int32_t page = p.bt[(int64_t)sh->b * p.bt_stride + pi];
+        if (page >= 0 && page < p.num_pages) r = p.kv + (int64_t)page * p.page_stride + (int64_t)(key - pi * p.page_size) * HN_ROW;
+    }
+    const uint32_t ok = __ballot_sync(0xffffffffu, r != NULL) & 0xffffu;
+    if (!r) r = hn_zero_row;
+    /* row 16w + 4i + l/8, lane l & 7: its 16-byte piece jj = l & 7 of each 128-byte line the row touches (six:
+       a row starts 16 ph bytes into its first line, ph = 0..7), at row offset 128 c + 16 (jj - ph); line 0
+       from jj >= ph, line 5 up to jj <= ph, 41 pieces in all. So a warp instruction reads four whole lines
+       (pieces at row offsets, 128 c + 16 jj, read five or six lines, two sectors twice: 402 against 442 TF on s1
+       page 64 gathered, 2513 against 2864 GB/s on n1 h=16, session 45 call 1). */
+    const int jj = l & 7;
+    const uint8_t *src[4];
+    uint32_t dst[4], first = 0, last = 0;
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const uint8_t *a = (const uint8_t *)__shfl_sync(0xffffffffu, (unsigned long long)r, 4 * i + (l >> 3));
+        const int ph = (int)(((uintptr_t)a >> 4) & 7);
+        src[i] = a + 16 * (jj - ph);
+        dst[i] = sbase + raw0 + (uint32_t)(s * HN_STAGE + (16 * w + 4 * i + (l >> 3)) * HN_ROW + 16 * (jj - ph));
+        first |= (uint32_t)(jj >= ph) << i;
+        last |= (uint32_t)(jj <= ph) << i;
+    }
+#pragma unroll
+    for (int c = 0; c < 6; c++)
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            if (c == 0 ? ((first >> i) & 1u) : c == 5 ? ((last >> i) & 1u) : 1u)
+                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst[i] + (uint32_t)(128 * c)), "l"(src[i] + 128 * c)
+                             : "memory");
+    asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];\n" ::"r"(landed) : "memory");
+    __syncwarp();
+    if (l == 0) {
+        ((volatile uint16_t *)&sh->okm[s])[w] = (uint16_t)ok;
+        hd_mbar_arrive(landed);
+    }
+}
+
 /* Every raw-tile kernel's start: thread 0 finds the job (blocks of NR rows) and initializes the
- * barriers (empty: `readers` arrivals, done0: `ends`); 0 (every thread, after the CTA barrier) when
- * the slot holds no rows. */
-MLA_DEV int hn_start(const hd_params &p, hn_small *sh, const int NR, const uint32_t readers, const uint32_t ends) {
+ * barriers (empty: `readers` arrivals, done0: `ends`; landed: the producer warp's 32 lanes, or the
+ * four producer warps where G: hn_issue_rows); 0 (every thread, after the CTA barrier) when the slot
+ * holds no rows. */
+MLA_DEV int hn_start(const hd_params &p, hn_small *sh, const int NR, const uint32_t readers, const uint32_t ends, const int G) {
     if (threadIdx.x == 0) {
         sh->job_ok = hn_find_job(p, sh, NR);
         for (int s = 0; s < HN_STAGES; s++) {
-            hd_mbar_init(smem_u32(&sh->landed[s]), 32u); /* the producer warp's lanes */
+            hd_mbar_init(smem_u32(&sh->landed[s]), G ? 4u : 32u);
             hd_mbar_init(smem_u32(&sh->empty[s]), readers);
         }
         hd_mbar_init(smem_u32(&sh->done0), ends);
@@ -408,10 +469,19 @@ MLA_DEV int hn_start(const hd_params &p, hn_small *sh, const int NR, const uint3
     return sh->job_ok;
 }
 /* The producer warpgroup (threads 256..383, its registers already given back): its first warp issues
- * every tile into the NS-stage raw ring at sbase + raw0 (hn_issue), each stage once its readers freed it. */
-MLA_DEV void hn_produce(const hd_params &p, hn_small *sh, uint32_t sbase, uint32_t raw0, int tid, const int NS) {
+ * every tile into the NS-stage raw ring at sbase + raw0 (hn_issue), each stage once its readers freed it;
+ * where G (the _r kernels), its four warps gather every tile (hn_issue_rows). */
+MLA_DEV void hn_produce(const hd_params &p, hn_small *sh, uint32_t sbase, uint32_t raw0, int tid, const int NS, const int G) {
     const int l = tid & 31, nt = sh->nt;
-    if (tid < 288) {
+    if (G) {
+        const int w = (tid >> 5) & 3;
+        for (int n = 0; n < nt; n++) {
+            const int s = n % NS;
+            if (n >= NS) hd_mbar_wait(smem_u32(&sh->empty[s]), (uint32_t)((n / NS - 1) & 1));
+            hn_issue_rows(p, sh, sbase, raw0, smem_u32(&sh->landed[s]), n, w, l, NS);
+            if (NS == 3 /* the 64-row kernel */ && (n == 0 || n == nt - 1) && tid == 256) HN_CT(n == 0 ? 12 : 13, clock64());
+        }
+    } else if (tid < 288) {
         for (int n = 0; n < nt; n++) {
             const int s = n % NS;
             if (n >= NS) hd_mbar_wait(smem_u32(&sh->empty[s]), (uint32_t)((n / NS - 1) & 1));
@@ -570,17 +640,17 @@ MLA_DEV void hn_store_rows(const hd_params &p, const hn_small *sh, int w, int g,
  * through an integer), so that the compiler keeps the shared state space: LDS, not generic loads. */
 MLA_DEV uint8_t *hn_smem_base(uint8_t *raw) { return raw + ((1024u - (smem_u32(raw) & 1023u)) & 1023u); }
 
-__global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __grid_constant__ hd_params p) {
+MLA_DEV void hn_n1(const hd_params &p, const int G) {
     extern __shared__ uint8_t hn_smem_raw[];
     uint8_t *sm = hn_smem_base(hn_smem_raw);
     hn_small *sh = (hn_small *)(sm + HN_BIG);
     const uint32_t sbase = smem_u32(sm);
     const int tid = threadIdx.x;
-    if (!hn_start(p, sh, HN_ROWS, 128u, 128u)) return;
+    if (!hn_start(p, sh, HN_ROWS, 128u, 128u, G)) return;
     const int nt = sh->nt;
     if (tid >= 256) { /* ---- producer warpgroup ---- */
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(HN_PRODUCER_REGS));
-        hn_produce(p, sh, sbase, HN_RAW0, tid, HN_STAGES);
+        hn_produce(p, sh, sbase, HN_RAW0, tid, HN_STAGES, G);
         return;
     }
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(HN_CONSUMER_REGS));
@@ -841,6 +911,8 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __gri
     }
     hn_store_rows(p, sh, w, g, cq, 4, &o[0][0], 8, lse2);
 }
+__global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1(const __grid_constant__ hd_params p) { hn_n1(p, 0); }
+__global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_n1_r(const __grid_constant__ hd_params p) { hn_n1(p, 1); }
 
 /* ==== the 32-row kernel (w1): FP8-656 caches with more than 16 rows a request ===================
    The 16-row kernel's structure (S^T = K Q^T, O^T = V^T P^T, raw ring by bulk copies, K and V from
@@ -930,17 +1002,17 @@ MLA_DEV void hn_consumers_start(const hd_params &p, hn_small *sh, uint8_t *sm, i
     hd_fence_proxy_async();
     HD_BAR(3, 256);
 }
-__global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_w1(const __grid_constant__ hd_params p) {
+MLA_DEV void hn_w1(const hd_params &p, const int G) {
     extern __shared__ uint8_t hn_smem_raw[];
     uint8_t *sm = hn_smem_base(hn_smem_raw);
     hn_small *sh = (hn_small *)(sm + HW_BIG);
     const uint32_t sbase = smem_u32(sm);
     const int tid = threadIdx.x;
-    if (!hn_start(p, sh, HW_ROWS, 128u, 128u)) return;
+    if (!hn_start(p, sh, HW_ROWS, 128u, 128u, G)) return;
     const int nt = sh->nt;
     if (tid >= 256) { /* ---- producer warpgroup ---- */
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(HN_PRODUCER_REGS));
-        hn_produce(p, sh, sbase, HW_RAW0, tid, HN_STAGES);
+        hn_produce(p, sh, sbase, HW_RAW0, tid, HN_STAGES, G);
         return;
     }
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(HN_CONSUMER_REGS));
@@ -1186,6 +1258,8 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_w1(const __gri
         }
     hn_store_rows(p, sh, w, g, cq, 8, &o[0][0], 16, lse2);
 }
+__global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_w1(const __grid_constant__ hd_params p) { hn_w1(p, 0); }
+__global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_w1_r(const __grid_constant__ hd_params p) { hn_w1(p, 1); }
 
 /* ==== the 64-row kernel (s1): FP8-656 caches with more than 32 rows a request ====================
    Where h s_q is large (h = 128), decode on an FP8 cache is bound by the tensor work, and the 64-row
@@ -1735,7 +1809,7 @@ MLA_DEV void hs_consumer(const hd_params &p, hn_small *sh, uint8_t *sm, uint32_t
 /* s1's body; both (compile-time): 1 = both programs, the one chain where the scan found the request's
  * scales fit (hn_decode_kernel_s1c), 0 = the exact program only (hn_decode_kernel_s1: where the scan
  * would not pay, a kernel of its own, since the one-chain loop beside it costs the exact one 1-3%) */
-MLA_DEV void hs_kernel(const hd_params &p, const int both) {
+MLA_DEV void hs_kernel(const hd_params &p, const int both, const int G) {
     extern __shared__ uint8_t hn_smem_raw[];
     uint8_t *sm = hn_smem_base(hn_smem_raw);
     hn_small *sh = (hn_small *)(sm + HS_BIG);
@@ -1744,12 +1818,12 @@ MLA_DEV void hs_kernel(const hd_params &p, const int both) {
 #ifdef HD_TRACE
     if (tid == 0) { HN_CT(0, clock64()); HN_CT(1, hn_smid()); HN_CT(2, hn_gtimer()); }
 #endif
-    if (!hn_start(p, sh, HS_ROWS, 256u, 256u)) return;
+    if (!hn_start(p, sh, HS_ROWS, 256u, 256u, G)) return;
     const int nt = sh->nt;
     if (tid == 0) { HN_CT(3, clock64()); HN_CT(4, (unsigned long long)nt); }
     if (tid >= 256) { /* ---- producer warpgroup ---- */
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(HS_PRODUCER_REGS));
-        hn_produce(p, sh, sbase, HS_RAW0, tid, HS_STAGES);
+        hn_produce(p, sh, sbase, HS_RAW0, tid, HS_STAGES, G);
         return;
     }
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(HS_CONSUMER_REGS));
@@ -1769,32 +1843,39 @@ MLA_DEV void hs_kernel(const hd_params &p, const int both) {
     else
         hs_consumer(p, sh, sm, sbase, tid, nt, HS_EXACT);
 }
-__global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_s1(const __grid_constant__ hd_params p) { hs_kernel(p, 0); }
-__global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_s1c(const __grid_constant__ hd_params p) { hs_kernel(p, 1); }
+__global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_s1(const __grid_constant__ hd_params p) { hs_kernel(p, 0, 0); }
+__global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_s1c(const __grid_constant__ hd_params p) { hs_kernel(p, 1, 0); }
+__global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_s1_r(const __grid_constant__ hd_params p) { hs_kernel(p, 0, 1); }
+__global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_s1c_r(const __grid_constant__ hd_params p) { hs_kernel(p, 1, 1); }
 
 cudaError_t hn_launch(const hd_params *p, int rows, cudaStream_t stream) {
     const unsigned gx = (unsigned)((int64_t)p->T * p->H / rows + p->B);
+    const int G = p->hn_gather;
+    const dim3 grid(gx, (unsigned)p->nsplit, 1u);
     if (rows == HS_ROWS && p->hs_epoch) { /* the scan, then s1 as its programmatic dependent */
         hn_scale_scan_kernel<<<dim3((unsigned)p->hs_scan_x, (unsigned)p->B, 1u), HS_SCAN_THREADS, 0, stream>>>(*p);
         cudaLaunchAttribute attr;
-        const cudaLaunchConfig_t cfg = hd_pdl_config(dim3(gx, (unsigned)p->nsplit, 1u), dim3(HN_THREADS, 1u, 1u), HS_SMEM_BYTES, stream, &attr);
-        return cudaLaunchKernelEx(&cfg, hn_decode_kernel_s1c, *p);
+        const cudaLaunchConfig_t cfg = hd_pdl_config(grid, dim3(HN_THREADS, 1u, 1u), HS_SMEM_BYTES, stream, &attr);
+        return cudaLaunchKernelEx(&cfg, G ? hn_decode_kernel_s1c_r : hn_decode_kernel_s1c, *p);
     }
     if (rows == HS_ROWS)
-        hn_decode_kernel_s1<<<dim3(gx, (unsigned)p->nsplit, 1u), HN_THREADS, HS_SMEM_BYTES, stream>>>(*p);
+        (G ? hn_decode_kernel_s1_r : hn_decode_kernel_s1)<<<grid, HN_THREADS, HS_SMEM_BYTES, stream>>>(*p);
     else if (rows == HW_ROWS)
-        hn_decode_kernel_w1<<<dim3(gx, (unsigned)p->nsplit, 1u), HN_THREADS, HW_SMEM_BYTES, stream>>>(*p);
+        (G ? hn_decode_kernel_w1_r : hn_decode_kernel_w1)<<<grid, HN_THREADS, HW_SMEM_BYTES, stream>>>(*p);
     else
-        hn_decode_kernel_n1<<<dim3(gx, (unsigned)p->nsplit, 1u), HN_THREADS, HN_SMEM_BYTES, stream>>>(*p);
+        (G ? hn_decode_kernel_n1_r : hn_decode_kernel_n1)<<<grid, HN_THREADS, HN_SMEM_BYTES, stream>>>(*p);
     return cudaGetLastError();
+}
+static int hn_smem_attr(const void *k, int bytes) {
+    return cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) == cudaSuccess;
 }
 int hn_prepare(int rows) {
     if (rows == HS_ROWS)
-        return cudaFuncSetAttribute(hn_decode_kernel_s1, cudaFuncAttributeMaxDynamicSharedMemorySize, HS_SMEM_BYTES) == cudaSuccess &&
-               cudaFuncSetAttribute(hn_decode_kernel_s1c, cudaFuncAttributeMaxDynamicSharedMemorySize, HS_SMEM_BYTES) == cudaSuccess;
+        return hn_smem_attr((const void *)hn_decode_kernel_s1, HS_SMEM_BYTES) && hn_smem_attr((const void *)hn_decode_kernel_s1c, HS_SMEM_BYTES) &&
+               hn_smem_attr((const void *)hn_decode_kernel_s1_r, HS_SMEM_BYTES) && hn_smem_attr((const void *)hn_decode_kernel_s1c_r, HS_SMEM_BYTES);
     if (rows == HW_ROWS)
-        return cudaFuncSetAttribute(hn_decode_kernel_w1, cudaFuncAttributeMaxDynamicSharedMemorySize, HW_SMEM_BYTES) == cudaSuccess;
-    return cudaFuncSetAttribute(hn_decode_kernel_n1, cudaFuncAttributeMaxDynamicSharedMemorySize, HN_SMEM_BYTES) == cudaSuccess;
+        return hn_smem_attr((const void *)hn_decode_kernel_w1, HW_SMEM_BYTES) && hn_smem_attr((const void *)hn_decode_kernel_w1_r, HW_SMEM_BYTES);
+    return hn_smem_attr((const void *)hn_decode_kernel_n1, HN_SMEM_BYTES) && hn_smem_attr((const void *)hn_decode_kernel_n1_r, HN_SMEM_BYTES);
 }
 
 /* The 64-row kernel's per-CTA timeline (HD_TRACE builds) to path, "cta slot0 .. slot15" per recorded

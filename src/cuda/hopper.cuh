@@ -94,7 +94,17 @@ typedef struct hd_params {
     unsigned long long *ws_flag; /* [row-block slots][nsplit]: the epoch of the launch whose split wrote its partial */
     int32_t f8g;                /* FP8 kernel, group tiles (hd_g_tiles): 16-row groups a page, ceil(page_size / 16);
                                    0: 64 consecutive keys a tile */
+    int32_t hn_gather;          /* the raw-tile kernels (decode_narrow.cu): 1 = tiles gathered row by row by cp.async
+                                   (hn_issue_rows, the _r kernels), 0 = one bulk copy a page piece (hn_issue) */
 } hd_params;
+
+/* the raw-tile kernels of `rows` rows a CTA gather pages of fewer keys than this row by row (p.hn_gather;
+   MLA_HD_GATHER). H100, session 45 calls 2-3, bulk copies -> gathered: 16 rows (n1, h=16 s_q=1 16K, GB/s) page 1
+   1426 -> 2465, 2 2162 -> 2641.5, 3 2242 -> 2587, 4 2374 -> 2715.5, 7 2605 -> 2619, 8 2786.5 -> 2770; 32 rows (w1,
+   h=16 s_q=2 bf16p 16K, GB/s) page 1 1385 -> 1822, 2 2006 -> 1906, 4 2027 -> 1945, 7 2021 -> 1886; 64 rows (s1,
+   bf16p 8K, TF) s_q=2 page 1 282.5 -> 389.5, 2 404 -> 407, 3 430 -> 394, 4 438.5 -> 419, 7 437 -> 401.5; s_q=1
+   page 1 286 -> 380, 2 408 -> 401. (The compute-bound kernels lose the producer warps' issue slots.) */
+#define HN_GATHER_BELOW(rows) ((rows) == 16 ? 8 : 2)
 
 /* named barrier (ids: 0 __syncthreads, 1 both consumers, 3-4 the producer pairs, 5-6 one consumer) */
 #define HD_BAR(id, n) asm volatile("bar.sync %0, %1;\n" ::"n"(id), "n"(n) : "memory")
