@@ -1230,8 +1230,39 @@ static void run_f8g(h_rng *r) {
         run_case(r, &c);
         c.page = 100; c.f8g = 7;
         if (!g_quick) run_case(r, &c);
-        c.page = 17; c.f8g = 0;
+        c.page = 17; c.f8g = 0; c.gather = 1; /* (v66: gathered row by row) */
         run_case(r, &c);
+    }
+    { /* v66: the pages neither TMA nor the group tiles take, gathered row by row by the producer's warps
+         (hd_f8_issue_rows, the _f8_r kernel): pages 1, 7, 17, 3; the fast and the exact programs (scales
+         not powers of two in every tile, in one tile), causal q_len up to 3, sinks, splits, an out-of-range
+         page with a padded page stride, rope-aware rows (no scales), the balanced schedule over unequal
+         requests; page 7 kept on the producer's cp.async (MLA_HD_GATHER=0). The path taken is checked. */
+        const int q[4] = {2, 1, 0, 3}, s[4] = {1000, 130, 0, 64 * 4 + 5};
+        hcase c = mk(128, 1, 1, 4, q, s);
+        c.fp8 = 1; c.f8g = 0; c.gather = 1; c.sink_mode = 1;
+        c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 3;
+        run_case(r, &c);
+        c.page = 7; c.scales = 1; c.H = 64;
+        run_case(r, &c);
+        c.page = 17; c.scales = 2; c.x_tile = 2; c.H = 16; c.causal = 0;
+        run_case(r, &c);
+        c.page = 7; c.scales = 0; c.bad_page = 1; c.page_pad = 48; c.H = 128; c.sink_mode = 2;
+        run_case(r, &c);
+        c.fp8 = 0; c.ra = 1; c.bad_page = 0; c.page_pad = 0; c.sig_pad = 5; c.causal = 1; c.sink_mode = 0;
+        run_case(r, &c);
+        c.ra = 0; c.fp8 = 1; c.sig_pad = 0;
+        mla_cuda_decode_hopper_force_gather(0);
+        c.gather = 0;
+        if (!g_quick) run_case(r, &c);
+        mla_cuda_decode_hopper_force_gather(-1);
+        if (!g_quick) { /* the balanced schedule (automatic split count) */
+            int qb[40], sb[40];
+            for (int b = 0; b < 40; b++) { qb[b] = 2; sb[b] = 64 + (int)((b * 7919u) % 900u); }
+            hcase e = mk(128, 3, 1, 40, qb, sb);
+            e.fp8 = 1; e.f8g = 0; e.gather = 1;
+            run_case(r, &e);
+        }
     }
     mla_cuda_decode_hopper_force_rows(-1);
 }

@@ -1808,20 +1808,78 @@ MLA_DEV void hd_pos_refill(const hd_params &p, const hd_job &J, uint32_t sbase, 
                            (uint32_t)((gt ? min(box, p.page_size - row) : box) * p.row_bytes));
     }
 }
-/* issuer w: issue its sub-block of tile *next if the stage is free (block: wait for it); 1 when issued */
+/* v66 (the _f8_r kernel; session 45): FP8 pages that neither TMA nor the group tiles take (1..11, 17..23, 33..35;
+ * hd_run sets p.tma, box 16): producer warp w gathers sub-block w (rows 16w..16w+15) of tile m by 16-byte cp.async
+ * into the layout hd_f8_issue's boxes give (below: eight lanes a row's 128 bytes, four rows an instruction);
+ * rows without a key are copied from hd_zero_row (their kv_valid bit is 0: the dequantization writes zeros
+ * there anyway). Closed as the raw-tile kernels' gather (decode_narrow.cu, hn_issue_rows): every lane's zero-net
+ * cp.async.mbarrier.arrive on landed[m & 1], then lane 0's plain arrival: four a phase, as four 16-row boxes.
+ * Before, these pages loaded each tile by cp.async from all 128 producer threads and waited for it before
+ * dequantizing: 138-147 TF at pages 1..8 against 257 at page 64 (8K, session 44). */
+MLA_DEV void hd_f8_issue_rows(const hd_params &p, const hd_job &J, uint32_t sbase, uint32_t landed0, int m, int w, int l) {
+    const uint32_t bar = landed0 + 8u * (uint32_t)(m & 1);
+    const uint8_t *r = hd_f8_row(p, J, (J.t_begin + m) * HD_KEYS + 16 * w + (l & 15));
+    if (!r) r = hd_zero_row; /* (its kv_valid bit is 0) */
+    /* rows 16w + 4i + l/8 (i = 0..3), lane jj = l % 8: latent pieces 8c + jj (c = 0..3: slot 2c + jj/4), then
+       piece 32 + jj (jj = 0 the scales, else the rope's piece jj - 1) and piece 40 (jj = 0: the rope's piece 7);
+       every address a base a lane plus an immediate, as hd_rows_chunks (a row a lane step, rolled: 173-183 TF at
+       pages 1..17 against 130-142 unrolled, whose five inlined copies spilled in the producer; session 45) */
+    const int jj = l & 7, rq = 16 * w + (l >> 3);
+    const uint8_t *src[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) src[i] = (const uint8_t *)__shfl_sync(0xffffffffu, (unsigned long long)r, 4 * i + (l >> 3));
+    const uint32_t dst = sbase + ((m & 1) ? HD_SK1 : HD_SK0);
+    const uint32_t dl = dst + (uint32_t)(HD_F8_RAW + (jj >> 2) * HD_F8_SLOT + (jj & 3) * 16 + rq * 64);
+#pragma unroll
+    for (int c = 0; c < 4; c++)
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dl + (uint32_t)(2 * c * HD_F8_SLOT + i * 256)),
+                         "l"(src[i] + 128 * c + 16 * jj) : "memory");
+    /* the rope chunk: row rr at rr * 128, its pieces swizzled by rr & 7 = 4 (i & 1) + l / 8 */
+    const uint32_t dr = dst + (uint32_t)(8 * HD_CHUNK + rq * 128);
+    const uint32_t sw0 = (uint32_t)(((jj - 1) ^ (l >> 3)) << 4), sw1 = (uint32_t)(((jj - 1) ^ (4 + (l >> 3))) << 4);
+    const uint32_t t0 = (uint32_t)((7 ^ (l >> 3)) << 4), t1 = (uint32_t)((7 ^ (4 + (l >> 3))) << 4);
+    const int ro = p.rope_off + 16 * (jj - 1);
+    if (jj == 0) {
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            if (!p.ra)
+                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst + (uint32_t)((rq + 4 * i) * 16)),
+                             "l"(src[i] + HD_F8_SCALES) : "memory");
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dr + (uint32_t)(i * 512) + ((i & 1) ? t1 : t0)),
+                         "l"(src[i] + p.rope_off + 112) : "memory");
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dr + (uint32_t)(i * 512) + ((i & 1) ? sw1 : sw0)),
+                         "l"(src[i] + ro) : "memory");
+    }
+    asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+    __syncwarp();
+    if (l == 0) hd_mbar_arrive(bar);
+}
+/* issuer w: issue its sub-block of tile *next if the stage is free (block: wait for it); 1 when issued
+   (rw: every lane of producer warp w, hd_f8_issue_rows; the lanes agree on the test) */
 MLA_DEV int hd_f8_try(const hd_params &p, const hd_job &J, uint32_t sbase, uint32_t empty0, uint32_t landed0, int *next,
-                      int block, int w, const int gt) {
+                      int block, int w, const int gt, const int rw = 0) {
     const int m = *next;
     if (m >= J.nt) return 0;
     if (m >= 2) { /* the whole stage: the dequantization rewrites all of it */
         const int st = m & 1;
         const uint32_t par = (uint32_t)(((m >> 1) - 1) & 1);
         if (block) hd_wait_free(empty0, st, par);
-        else if (!(hd_mbar_test(hd_emptyp(empty0, st, 0), par) && hd_mbar_test(hd_emptyp(empty0, st, 1), par) &&
-                   hd_mbar_test(hd_emptyp(empty0, st, 2), par)))
+        else if (rw) {
+            if (!__all_sync(0xffffffffu, hd_mbar_test(hd_emptyp(empty0, st, 0), par) && hd_mbar_test(hd_emptyp(empty0, st, 1), par) &&
+                                              hd_mbar_test(hd_emptyp(empty0, st, 2), par)))
+                return 0;
+        } else if (!(hd_mbar_test(hd_emptyp(empty0, st, 0), par) && hd_mbar_test(hd_emptyp(empty0, st, 1), par) &&
+                     hd_mbar_test(hd_emptyp(empty0, st, 2), par)))
             return 0;
     }
-    hd_f8_issue(p, J, sbase, landed0, m, w, gt);
+    if (rw) hd_f8_issue_rows(p, J, sbase, landed0, m, w, threadIdx.x & 31);
+    else hd_f8_issue(p, J, sbase, landed0, m, w, gt);
     *next = m + 1;
     return 1;
 }
@@ -1844,7 +1902,7 @@ MLA_DEV const uint8_t *hd_f8_grow(const hd_params &p, const hd_job &J, int gpg, 
     return p.kv + (int64_t)page * p.page_stride + (int64_t)row * p.row_bytes;
 }
 MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, uint32_t sbase,
-                             uint32_t sm_u32, int tid, const int f8, const int gt, const int causal = 0) {
+                             uint32_t sm_u32, int tid, const int f8, const int gt, const int causal = 0, const int rw = 0) {
     const uint32_t full0 = sm_u32 + (uint32_t)offsetof(hd_small, full);
     const uint32_t empty0 = sm_u32 + (uint32_t)offsetof(hd_small, empty);
     const uint32_t landed0 = sm_u32 + (uint32_t)offsetof(hd_small, landed);
@@ -1853,15 +1911,18 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
     uint32_t pph = 0; /* parity of pbar's current phase (HD_F8_BAR) */
     int next = 0; /* TMA path, each issuer: the next tile to issue (tiles 0 and 1 at once, then tile n+1
                      as soon as tile n-1 is paid, polled between the conversion phases of tile n) */
-    const int iw = tid >> 5, issuer = p.tma && (tid & 31) == 0 && iw < HD_KEYS / p.box; /* one per sub-block */
+    /* one per sub-block (rw: a whole warp per 16-row sub-block, hd_f8_issue_rows) */
+    const int iw = tid >> 5, issuer = p.tma && (rw || ((tid & 31) == 0 && iw < HD_KEYS / p.box));
     if (issuer) {
-        asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&p.kv_map) : "memory");
-        asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&p.kv_map2) : "memory");
-        asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&p.kv_map3) : "memory");
-        hd_f8_try(p, J, sbase, empty0, landed0, &next, 1, iw, gt);
-        hd_f8_try(p, J, sbase, empty0, landed0, &next, 1, iw, gt);
+        if (!rw) {
+            asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&p.kv_map) : "memory");
+            asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&p.kv_map2) : "memory");
+            asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&p.kv_map3) : "memory");
+        }
+        hd_f8_try(p, J, sbase, empty0, landed0, &next, 1, iw, gt, rw);
+        hd_f8_try(p, J, sbase, empty0, landed0, &next, 1, iw, gt, rw);
     }
-#define HD_F8_POLL() do { if (issuer && !ci) hd_f8_try(p, J, sbase, empty0, landed0, &next, 0, iw, gt); } while (0)
+#define HD_F8_POLL() do { if (issuer && !ci) hd_f8_try(p, J, sbase, empty0, landed0, &next, 0, iw, gt, rw); } while (0)
     int exact = 1; /* rope-aware: always the exact program (one scale per key: its sigma) */
     if (!p.ra) { /* the CTA's program: every scale of its keys a power of two (one pass over the 16-byte
          scales while tiles 0 and 1 land) */
@@ -1878,7 +1939,7 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
     }
     /* the FP8 kernel's seesaw program: consumer 1 issues tiles 2.. (hd_pos_refill); the exact program's
        consumers do not */
-    const int ci = f8 && p.tma && !exact && J.nt > 1;
+    const int ci = f8 && p.tma && !rw && !exact && J.nt > 1;
     /* gt: tile n's first group is group gr of page gpg (one division a segment; then four groups a tile) */
     int gpg = 0, gr = 0;
     if (gt) {
@@ -1893,7 +1954,7 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
         const int oa = (gt ? hd_f8_grow(p, J, gpg, gr, r, &ka) : hd_f8_row(p, J, key0 + r)) != NULL;
         const int ob = (gt ? hd_f8_grow(p, J, gpg, gr, r + 32, &kb) : hd_f8_row(p, J, key0 + r + 32)) != NULL;
         if (p.tma) { /* the issuers issued tile n after the stage's "empty"; landed orders us after it */
-            if (issuer && !ci) while (next <= n) hd_f8_try(p, J, sbase, empty0, landed0, &next, 1, iw, gt);
+            if (issuer && !ci) while (next <= n) hd_f8_try(p, J, sbase, empty0, landed0, &next, 1, iw, gt, rw);
             hd_mbar_wait(landed0 + 8u * st, (uint32_t)(k & 1));
         } else if (k >= 1) {
             hd_wait_free(empty0, st, (uint32_t)((k - 1) & 1)); /* consumers done with tile n-2 */
@@ -2054,12 +2115,12 @@ MLA_DEV void hd_producer(const hd_params &p, const hd_job &J, hd_small *sm, uint
         HD_PAIR_BAR(pair); /* everyone done reading rows[] */
     }
 q_done:
-    if (rw) { /* (the _r kernels: BF16 pages that are not multiples of 16, v62, v63) */
+    if (rw && !f8) { /* (the _r kernels: BF16 pages that are not multiples of 16, v62, v63) */
         hd_producer_rows(p, J, sm, sbase, sm_u32, tid, p1);
         return;
     }
     if ((!gp || f8) && p.fp8) { /* (the general-page kernels: BF16 caches, or gp 2, 3: the FP8 kernel's group tiles) */
-        hd_producer_fp8(p, J, sm, gbase, sbase, sm_u32, tid, f8, gp >= 2, gp == 3);
+        hd_producer_fp8(p, J, sm, gbase, sbase, sm_u32, tid, f8, gp >= 2, gp == 3, rw);
         return;
     }
     if (gp || p.tma) { /* (the general-page kernels always have p.tma: hd_run) */
@@ -2801,7 +2862,7 @@ MLA_DEV void hd_finish(const hd_params &p, const hd_job &J, hd_small *sm, uint8_
  * The wgmma groups pending at every control-flow join are the same on all paths (ptxas would
  * otherwise serialize the wgmmas), hence the two explicit programs below. */
 MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint8_t *gbase, uint32_t sbase,
-                         uint32_t sm_u32, int c, int tid, const int f8, const int gt = 0) { /* gt: 0, or gp 2 / 3 */
+                         uint32_t sm_u32, int c, int tid, const int f8, const int gt = 0, const int rw = 0) { /* gt: 0, or gp 2 / 3 */
     const int q4 = tid & 3, r0 = (tid >> 5) * 16 + ((tid & 31) >> 2); /* this thread's rows: r0 and r0 + 8 */
     int pos[2], tt[2], hh[2], rv[2];
     const int pos_min = hd_rows(p, J, r0, pos, tt, hh, rv);
@@ -2894,7 +2955,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
             /* warp w's lane 0 issues sub-block w (v29: four lanes of one warp issuing the four 16-row
                sub-blocks of page 16 serialize their copies: +1% against the producer's issuers; a warp
                each: +13%) */
-            const int fw = tid >> 5, refill = p.tma && (tid & 31) == 0 && fw < HD_KEYS / p.box;
+            const int fw = tid >> 5, refill = !rw && p.tma && (tid & 31) == 0 && fw < HD_KEYS / p.box; /* (rw: the producer's) */
             /* sub-block fw of tile t + 2 as (page index, row), stepped a pair at a time (v33) */
             const int span = gt ? 16 * p.f8g : p.page_size, pq = HD_KEYS / span, pr = HD_KEYS - pq * span;
             int spi = 0, srow = 0;
@@ -3777,7 +3838,7 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8, cons
         for (;;) {
             const hd_job J = sm->job;
             if (p1) hd_consumer_p1(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid, ep, ones, pg);
-            else hd_consumer(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid, f8, gp >= 2 ? gp : 0);
+            else hd_consumer(p, J, sm, gbase, sbase, sm_u32, wg - 1, tid, f8, gp >= 2 ? gp : 0, rw);
             const int os = hd_out_smem(p, J);
             if (!p.sched && !os) break;
             __syncthreads();
@@ -3810,6 +3871,11 @@ __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_f8_g(const 
 }
 __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_f8_gc(const __grid_constant__ hd_params p) {
     hd_decode_body(p, 0, 1, 0, 3);
+}
+/* the same on FP8 pages that neither TMA nor the group tiles take (v66): tiles gathered row by row by the producer's
+   four warps (hd_f8_issue_rows), consumer 1 issues nothing */
+__global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_f8_r(const __grid_constant__ hd_params p) {
+    hd_decode_body(p, 0, 1, 0, 0, 0, 1);
 }
 /* BF16 pages that are not multiples of 16 (p.gpage): the three BF16 kernels with hd_producer_gtma's
    rolled copies as their only producer (why kernels of their own: "Cost" in the comment before HD_GB) */
@@ -4563,6 +4629,14 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
             kern = p.causal ? hd_decode_kernel_v7_f8_gc : hd_decode_kernel_v7_f8_g;
             hd_f8g_last = g;
         }
+    }
+    /* v66: the FP8 pages left (1..11, 17..23, 33..35: neither TMA nor group tiles) gathered row by row
+       (hd_f8_issue_rows, the _f8_r kernel); MLA_HD_GATHER=0 (A/B) keeps the producer's cp.async tile by tile */
+    if (f8k && !p.tma && !narrow && !dbg && rwe != 0) {
+        p.tma = 1;
+        p.box = 16;
+        kern = hd_decode_kernel_v7_f8_r;
+        hd_rows_last = 1;
     }
     const int64_t slots = (int64_t)p.T * p.H / HD_ROWS + p.B;
     /* the uniform layout's grid (slot, split); under the balanced schedule its first P L CTAs (linear
