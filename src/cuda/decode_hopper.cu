@@ -314,6 +314,12 @@
          lookup a lane with the rows shuffled, a zero row instead of predicated copies and the parts unrolled
          (~150 instructions a tile a warp) 577.5 (632). Page 7 170 -> 636, spec page 1 238 -> 460, s_q=1 page 1
          266 -> 533.5 TF, h=16 page 1 1729 -> 2814 GB/s, b=4 page 1 914 -> 1512 GB/s.
+     v66 FP8 pages that neither TMA nor the group tiles take (1..11, 17..23, 33..35; default precision)
+         gathered row by row (hd_f8_issue_rows, hd_decode_kernel_v7_f8_r): producer warp w copies sub-block w
+         of a tile into the TMA boxes' layout, where and when the TMA issuers would, closed on landed[st] by
+         cp.async.mbarrier.arrive; consumer 1 issues no refills. Before, the producer copied each tile by
+         cp.async and awaited it before dequantizing. H100 same run, 8K: page 1 138 -> 190, 17 150 -> 206,
+         s_q=1 page 1 136 -> 184 TF (page 64 252-255). (v65, the raw-tile kernels' gather: decode_narrow.cu.)
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
@@ -358,6 +364,9 @@
      hd_decode_kernel_*_r), each chunk's barrier closed by cp.async.mbarrier.arrive. MLA_HD_GATHER=0
      keeps the TMA runs of rows and page-aligned tiles above and, under 16 keys, the path below; =2
      gathers every BF16 page.
+   - FP8 (default precision) pages left (v66): the four warps gather each tile's 16-row sub-blocks into
+     the raw layout the boxes give (hd_f8_issue_rows, hd_decode_kernel_v7_f8_r); MLA_HD_GATHER=0 sends
+     them to the path below.
    - otherwise: warp pairs 0-1 / 2-3 copy the even / odd tiles with cp.async, row by row through
      the block table (zero-fill for rows without a key), fence.proxy.async, each warp's lane 0
      arrives on the 9 chunk barriers.
