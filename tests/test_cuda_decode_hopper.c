@@ -1223,15 +1223,23 @@ static void run_f8g(h_rng *r) {
         run_case(r, &c);
     }
     mla_cuda_decode_hopper_force_f8g(-1);
-    { /* the default rule: at least 3/4 of the tiles' rows keys */
+    { /* the default rule: at least 7/8 of the tiles' rows keys (v66; else gathered row by row) */
         const int q[2] = {2, 1}, s[2] = {1000, 130};
         hcase c = mk(128, 61, 0, 2, q, s);
-        c.fp8 = 1; c.f8g = 4;
+        c.fp8 = 1; c.f8g = 4; c.gather = 0;
         run_case(r, &c);
         c.page = 100; c.f8g = 7;
         if (!g_quick) run_case(r, &c);
-        c.page = 17; c.f8g = 0; c.gather = 1; /* (v66: gathered row by row) */
+        c.page = 15; c.f8g = 1;
         run_case(r, &c);
+        c.page = 17; c.f8g = 0; c.gather = 1;
+        run_case(r, &c);
+        c.page = 50; c.f8g = 0; c.gather = 1; /* (4 groups of 16 rows a page: 78% keys) */
+        if (!g_quick) run_case(r, &c);
+        mla_cuda_decode_hopper_force_gather(0); /* session 44's rule: 3/4 */
+        c.gather = 0; c.f8g = 4;
+        run_case(r, &c);
+        mla_cuda_decode_hopper_force_gather(-1);
     }
     { /* v66: the pages neither TMA nor the group tiles take, gathered row by row by the producer's warps
          (hd_f8_issue_rows, the _f8_r kernel): pages 1, 7, 17, 3; the fast and the exact programs (scales

@@ -355,7 +355,7 @@
      and 120..127 (a page's last tile at least 56 keys, since v60) take page-aligned tiles instead (p.ptile, v30,
      on 64-row boxes since v57; MLA_HD_PTILE=0 for A/B); by default (v63) only those one key short of a
      multiple of 64 (63, 127, 191, ...) do.
-   - FP8 (default precision), page_size not a multiple of 16, at least 3/4 of the tiles' rows keys:
+   - FP8 (default precision), page_size not a multiple of 16, at least 7/8 of the tiles' rows keys (3/4 before v66):
      group tiles (p.f8g, v32): sub-block w of tile t is the 16-row group 4t + w of the pages' groups
      in key order, one box each (rows past the page zero-filled), in kernels of their own
      (hd_decode_kernel_v7_f8_g, _gc under a causal mask); MLA_HD_F8G=0 sends them to cp.async.
@@ -4623,15 +4623,19 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     if (p1 && early_pay) p.cutm = 0; /* the _ep kernels keep the combine grid (hd_cut_note) */
     hd_cutm_last = p.cutm;
     /* v32: the FP8 kernel on group tiles (hd_g_tiles) where its page is not a multiple of 16 and at
-       least 3/4 of the tiles' rows hold keys (pages 12..15, 24..31 and every page from 36; pages 1..11,
-       17..23 and 33..35 keep cp.async); MLA_HD_F8G=0 (A/B) keeps cp.async, =2 (tests, diagnosis) takes them at any
-       page size, =3 (diagnosis) at multiples of 16 too */
+       least 7/8 of the tiles' rows hold keys (since v66; 3/4 under MLA_HD_GATHER=0, as before): pages 14, 15,
+       28..31, 42..47, 56..63, 70..79, 84..95, 98..127, ...; the rest are gathered row by row (v66, below). A group
+       tile runs at about page 64's rate times its share of key rows, the gather at ~208 TF whatever the page
+       (H100 8K, session 45 call 6, group tiles -> gathered: page 12 182 -> 205.5, 15 218 -> 207, 24 185 -> 208.5,
+       28 210.5 -> 209.5, 40 203.5 -> 210, 50 194 -> 209, 61 244.5 -> 209, 100 221.5 -> 210, 120 241 -> 210).
+       MLA_HD_F8G=0 (A/B) sends them all to the gather, =2 (tests, diagnosis) takes them at any page size,
+       =3 (diagnosis) at multiples of 16 too */
     static int f8g_env = -1;
     const int f8ge = hd_f8g_force >= 0 ? hd_f8g_force : hd_env_int_or("MLA_HD_F8G", &f8g_env, 1);
     if (f8k && (!p.tma || f8ge == 3) && !narrow && !dbg && f8ge != 0 && (p.page_size % 16 != 0 || f8ge == 3)) {
         /* g % 4 == 0 (pages 49..63, 113..127, ...): a tile is 64 rows of one page, one 64-row box */
         const int g = (p.page_size + 15) / 16, gbox = g % 4 == 0 ? HD_KEYS : 16;
-        if ((f8ge == 2 || 4 * p.page_size >= 3 * 16 * g) && hd_make_kv_map(a, gbox, &p.kv_map, &p.kv_map2, &p.kv_map3, 1)) {
+        if ((f8ge == 2 || (rwe != 0 ? 8 * p.page_size >= 7 * 16 * g : 4 * p.page_size >= 3 * 16 * g)) && hd_make_kv_map(a, gbox, &p.kv_map, &p.kv_map2, &p.kv_map3, 1)) {
             p.tma = 1;
             p.box = gbox;
             p.f8g = g;
@@ -4639,11 +4643,13 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
             hd_f8g_last = g;
         }
     }
-    /* v66: the FP8 pages left (1..11, 17..23, 33..35: neither TMA nor group tiles) gathered row by row
-       (hd_f8_issue_rows, the _f8_r kernel); MLA_HD_GATHER=0 (A/B) keeps the producer's cp.async tile by tile */
-    if (f8k && !p.tma && !narrow && !dbg && rwe != 0) {
+    /* v66: the FP8 pages left (neither TMA nor group tiles: 1..13, 17..27, 33..41, 48..55, ...) gathered row by row
+       (hd_f8_issue_rows, the _f8_r kernel); MLA_HD_GATHER=0 (A/B) keeps the producer's cp.async tile by tile,
+       =2 (A/B, diagnosis) gathers every page */
+    if (f8k && (!p.tma || rwe == 2) && !narrow && !dbg && rwe != 0) {
         p.tma = 1;
         p.box = 16;
+        p.f8g = hd_f8g_last = 0;
         kern = hd_decode_kernel_v7_f8_r;
         hd_rows_last = 1;
     }
