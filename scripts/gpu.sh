@@ -45,7 +45,7 @@ fi
 if [ "$mode" = sanitize ] || [ "$mode" = all ]; then
   for t in $B/tests/test_cuda_*; do
     MLA_TEST_QUICK=1 run_test "memcheck_$(basename $t)" compute-sanitizer --tool memcheck --error-exitcode 9 "$t"
-    MLA_TEST_QUICK=1 TEST_TIMEOUT=${RACE_TIMEOUT:-240} run_test "racecheck_$(basename $t)" compute-sanitizer --tool racecheck --error-exitcode 9 "$t"
+    MLA_TEST_QUICK=1 TEST_TIMEOUT=${RACE_TIMEOUT:-300} run_test "racecheck_$(basename $t)" compute-sanitizer --tool racecheck --error-exitcode 9 "$t"
   done
 fi
 if [ "$mode" = sweep ]; then
