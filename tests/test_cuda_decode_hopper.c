@@ -1223,16 +1223,14 @@ static void run_f8g(h_rng *r) {
         run_case(r, &c);
     }
     mla_cuda_decode_hopper_force_f8g(-1);
-    { /* the default rule: tiles of one 64-row box, at least 7/8 of their rows keys (v67; else gathered row by row) */
+    { /* the default rule: at least 7/8 of the tiles' rows keys (v66; else gathered row by row) */
         const int q[2] = {2, 1}, s[2] = {1000, 130};
         hcase c = mk(128, 61, 0, 2, q, s);
         c.fp8 = 1; c.f8g = 4; c.gather = 0;
         run_case(r, &c);
-        c.page = 120; c.f8g = 8;
+        c.page = 100; c.f8g = 7;
         if (!g_quick) run_case(r, &c);
-        c.page = 100; c.f8g = 0; c.gather = 1;
-        if (!g_quick) run_case(r, &c);
-        c.page = 15; c.f8g = 0; c.gather = 1;
+        c.page = 15; c.f8g = 1;
         run_case(r, &c);
         c.page = 17; c.f8g = 0; c.gather = 1;
         run_case(r, &c);
@@ -1243,8 +1241,8 @@ static void run_f8g(h_rng *r) {
         run_case(r, &c);
         mla_cuda_decode_hopper_force_gather(-1);
     }
-    { /* v66, v67: the pages neither TMA nor the group tiles take, gathered row by row (the _f8_r kernel: the
-         producer's warps, consumer 1's for the fast program's refills): pages 1, 7, 17, 3; the fast and the exact programs (scales
+    { /* v66: the pages neither TMA nor the group tiles take, gathered row by row by the producer's warps
+         (hd_f8_issue_rows, the _f8_r kernel): pages 1, 7, 17, 3; the fast and the exact programs (scales
          not powers of two in every tile, in one tile), causal q_len up to 3, sinks, splits, an out-of-range
          page with a padded page stride, rope-aware rows (no scales), the balanced schedule over unequal
          requests; page 7 kept on the producer's cp.async (MLA_HD_GATHER=0). The path taken is checked. */
