@@ -314,8 +314,8 @@
          lookup a lane with the rows shuffled, a zero row instead of predicated copies and the parts unrolled
          (~150 instructions a tile a warp) 577.5 (632). Page 7 170 -> 636, spec page 1 238 -> 460, s_q=1 page 1
          266 -> 533.5 TF, h=16 page 1 1729 -> 2814 GB/s, b=4 page 1 914 -> 1512 GB/s.
-     v66 FP8 pages that neither TMA nor the group tiles take (1..11, 17..23, 33..35; default precision)
-         gathered row by row (hd_f8_issue_rows, hd_decode_kernel_v7_f8_r): producer warp w copies sub-block w
+     v66 FP8 pages that neither TMA nor the group tiles take (1..13, 17..27, 33..41, ... since group tiles need
+         7/8 of their rows keys; default precision) gathered row by row (hd_f8_issue_rows, hd_decode_kernel_v7_f8_r): producer warp w copies sub-block w
          of a tile into the TMA boxes' layout, where and when the TMA issuers would, closed on landed[st] by
          cp.async.mbarrier.arrive; consumer 1 issues no refills. Before, the producer copied each tile by
          cp.async and awaited it before dequantizing. H100 same run, 8K: page 1 138 -> 190, 17 150 -> 206,
@@ -1351,10 +1351,7 @@ MLA_DEV void hd_rows_chunks(const hd_rows_tile &T, uint32_t d, uint32_t dsw0, ui
             asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d + (uint32_t)(c * HD_CHUNK + 4 * i * 128) +
                                                                              ((i & 1) ? dsw1 : dsw0)),
                          "l"(T.src[i] + 128 * c) : "memory");
-        const uint32_t bar = bar0 + 8u * (uint32_t)c;
-        asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
-        __syncwarp();
-        if (l == 0) hd_mbar_arrive(bar);
+        hd_cp_arrive_warp(bar0 + 8u * (uint32_t)c, l);
     }
 }
 /* part q of tile m (stage st, compile-time) once its last reader of tile m - 2 is done (bf16p) or (whole: the
@@ -1817,8 +1814,8 @@ MLA_DEV void hd_pos_refill(const hd_params &p, const hd_job &J, uint32_t sbase, 
                            (uint32_t)((gt ? min(box, p.page_size - row) : box) * p.row_bytes));
     }
 }
-/* v66 (the _f8_r kernel; session 45): FP8 pages that neither TMA nor the group tiles take (1..11, 17..23, 33..35;
- * hd_run sets p.tma, box 16): producer warp w gathers sub-block w (rows 16w..16w+15) of tile m by 16-byte cp.async
+/* v66 (the _f8_r kernel; session 45): FP8 pages that neither TMA nor the group tiles take (hd_run's rule; it sets
+ * p.tma, box 16): producer warp w gathers sub-block w (rows 16w..16w+15) of tile m by 16-byte cp.async
  * into the layout hd_f8_issue's boxes give (below: eight lanes a row's 128 bytes, four rows an instruction);
  * rows without a key are copied from hd_zero_row (their kv_valid bit is 0: the dequantization writes zeros
  * there anyway). Closed as the raw-tile kernels' gather (decode_narrow.cu, hn_issue_rows): every lane's zero-net
@@ -1865,9 +1862,12 @@ MLA_DEV void hd_f8_issue_rows(const hd_params &p, const hd_job &J, uint32_t sbas
             asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dr + (uint32_t)(i * 512) + ((i & 1) ? sw1 : sw0)),
                          "l"(src[i] + ro) : "memory");
     }
-    asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
-    __syncwarp();
-    if (l == 0) hd_mbar_arrive(bar);
+    hd_cp_arrive_warp(bar, l);
+}
+/* 1 when every part of stage st has been paid for the phase of parity par (hd_wait_free without waiting) */
+MLA_DEV int hd_stage_free(uint32_t empty0, int st, uint32_t par) {
+    return hd_mbar_test(hd_emptyp(empty0, st, 0), par) && hd_mbar_test(hd_emptyp(empty0, st, 1), par) &&
+           hd_mbar_test(hd_emptyp(empty0, st, 2), par);
 }
 /* issuer w: issue its sub-block of tile *next if the stage is free (block: wait for it); 1 when issued
    (rw: every lane of producer warp w, hd_f8_issue_rows; the lanes agree on the test) */
@@ -1880,12 +1880,10 @@ MLA_DEV int hd_f8_try(const hd_params &p, const hd_job &J, uint32_t sbase, uint3
         const uint32_t par = (uint32_t)(((m >> 1) - 1) & 1);
         if (block) hd_wait_free(empty0, st, par);
         else if (rw) {
-            if (!__all_sync(0xffffffffu, hd_mbar_test(hd_emptyp(empty0, st, 0), par) && hd_mbar_test(hd_emptyp(empty0, st, 1), par) &&
-                                              hd_mbar_test(hd_emptyp(empty0, st, 2), par)))
-                return 0;
+            if (!__all_sync(0xffffffffu, hd_stage_free(empty0, st, par))) return 0;
         } else if (!(hd_mbar_test(hd_emptyp(empty0, st, 0), par) && hd_mbar_test(hd_emptyp(empty0, st, 1), par) &&
                      hd_mbar_test(hd_emptyp(empty0, st, 2), par)))
-            return 0;
+            return 0; /* (spelled out: the helper's form moved the base kernels' SASS, session 45) */
     }
     if (rw) hd_f8_issue_rows(p, J, sbase, landed0, m, w, threadIdx.x & 31);
     else hd_f8_issue(p, J, sbase, landed0, m, w, gt);
@@ -4526,7 +4524,7 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
        of rows, the page-aligned tiles and (pages under 16) the cp.async warp pairs; =2 (A/B, diagnosis) gathers
        every BF16 page. The rest of the kernel sees 16-row TMA boxes (p.tma, box 16: four arrivals a chunk,
        out's stores awaited where they are issued), so no other path changes. */
-    int rows = rows_sure || (rows_ok && (!p.tma || (p.page_size % 16 != 0 && !p.ptile)));
+    const int rows = rows_sure || (rows_ok && (!p.tma || (p.page_size % 16 != 0 && !p.ptile)));
     if (rows) {
         p.tma = 1;
         p.box = 16;
@@ -4535,11 +4533,8 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     /* v65: the raw-tile kernels (FP8-656, decode_narrow.cu) gather pages of fewer than HN_GATHER_BELOW(rows) keys row by
        row (hn_issue_rows, their _r kernels) instead of one bulk copy a page piece; MLA_HD_GATHER=0 keeps the bulk
        copies, =2 gathers every page */
-    if (narrow && rwe != 0 && (rwe == 2 || p.page_size < HN_GATHER_BELOW(narrow))) {
-        p.hn_gather = 1;
-        rows = 1;
-    }
-    hd_rows_last = rows;
+    p.hn_gather = narrow && rwe != 0 && (rwe == 2 || p.page_size < HN_GATHER_BELOW(narrow));
+    hd_rows_last = rows || p.hn_gather;
     static int f8pf_env = -1; /* MLA_HD_F8_PF=0 (A/B): no L2 prefetch of FP8 tiles */
     p.f8_pf = hd_env_on("MLA_HD_F8_PF", &f8pf_env);
     static int qtma_env = -1; /* MLA_HD_Q_TMA=0 (A/B): Q by cp.async always */

@@ -440,12 +440,8 @@ MLA_DEV void hn_issue_rows(const hd_params &p, hn_small *sh, uint32_t sbase, uin
             if (c == 0 ? ((first >> i) & 1u) : c == 5 ? ((last >> i) & 1u) : 1u)
                 asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst[i] + (uint32_t)(128 * c)), "l"(src[i] + 128 * c)
                              : "memory");
-    asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];\n" ::"r"(landed) : "memory");
-    __syncwarp();
-    if (l == 0) {
-        ((volatile uint16_t *)&sh->okm[s])[w] = (uint16_t)ok;
-        hd_mbar_arrive(landed);
-    }
+    if (l == 0) ((volatile uint16_t *)&sh->okm[s])[w] = (uint16_t)ok; /* (released by its arrival) */
+    hd_cp_arrive_warp(landed, l);
 }
 
 /* Every raw-tile kernel's start: thread 0 finds the job (blocks of NR rows) and initializes the
@@ -472,22 +468,14 @@ MLA_DEV int hn_start(const hd_params &p, hn_small *sh, const int NR, const uint3
  * every tile into the NS-stage raw ring at sbase + raw0 (hn_issue), each stage once its readers freed it;
  * where G (the _r kernels), its four warps gather every tile (hn_issue_rows). */
 MLA_DEV void hn_produce(const hd_params &p, hn_small *sh, uint32_t sbase, uint32_t raw0, int tid, const int NS, const int G) {
-    const int l = tid & 31, nt = sh->nt;
-    if (G) {
-        const int w = (tid >> 5) & 3;
-        for (int n = 0; n < nt; n++) {
-            const int s = n % NS;
-            if (n >= NS) hd_mbar_wait(smem_u32(&sh->empty[s]), (uint32_t)((n / NS - 1) & 1));
-            hn_issue_rows(p, sh, sbase, raw0, smem_u32(&sh->landed[s]), n, w, l, NS);
-            if (NS == 3 /* the 64-row kernel */ && (n == 0 || n == nt - 1) && tid == 256) HN_CT(n == 0 ? 12 : 13, clock64());
-        }
-    } else if (tid < 288) {
-        for (int n = 0; n < nt; n++) {
-            const int s = n % NS;
-            if (n >= NS) hd_mbar_wait(smem_u32(&sh->empty[s]), (uint32_t)((n / NS - 1) & 1));
-            hn_issue(p, sh, sbase, raw0, smem_u32(&sh->landed[s]), n, l, NS);
-            if (NS == 3 /* the 64-row kernel */ && (n == 0 || n == nt - 1) && tid == 256) HN_CT(n == 0 ? 12 : 13, clock64());
-        }
+    const int l = tid & 31, w = (tid >> 5) & 3, nt = sh->nt;
+    if (!G && tid >= 288) return;
+    for (int n = 0; n < nt; n++) {
+        const int s = n % NS;
+        if (n >= NS) hd_mbar_wait(smem_u32(&sh->empty[s]), (uint32_t)((n / NS - 1) & 1));
+        if (G) hn_issue_rows(p, sh, sbase, raw0, smem_u32(&sh->landed[s]), n, w, l, NS);
+        else hn_issue(p, sh, sbase, raw0, smem_u32(&sh->landed[s]), n, l, NS);
+        if (NS == 3 /* the 64-row kernel */ && (n == 0 || n == nt - 1) && tid == 256) HN_CT(n == 0 ? 12 : 13, clock64());
     }
 }
 

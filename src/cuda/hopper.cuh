@@ -118,6 +118,13 @@ MLA_DEV void hd_mbar_init(uint32_t bar, uint32_t count) {
 MLA_DEV void hd_mbar_arrive(uint32_t bar) {
     asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.shared::cta.b64 st, [%0];\n}\n" ::"r"(bar) : "memory");
 }
+/* a warp's cp.async copies closed on bar as one arrival (the row gathers, v62, v65, v66): every lane's zero-net
+   cp.async.mbarrier.arrive holds the phase open until its copies land, then lane l == 0 arrives (release) */
+MLA_DEV void hd_cp_arrive_warp(uint32_t bar, int l) {
+    asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+    __syncwarp();
+    if (l == 0) hd_mbar_arrive(bar);
+}
 
 /* acquire (cta): returns once the phase with this parity has completed */
 MLA_DEV void hd_mbar_wait(uint32_t bar, uint32_t parity) {
