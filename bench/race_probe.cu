@@ -11,6 +11,9 @@
  *   1 every lane's cp.async.mbarrier.arrive.noinc (128 a phase)
  *   2 cp.async.wait_all, then every lane's plain arrival (128: a generic release; the control)
  *   3 as 0, A never stores after round 0's (read after write only: what v62 / v65 do)
+ * and A's stores close on F (modes 0-3: every lane arrives, 128 a phase) as (session 46):
+ *   4 __syncwarp, then lane 0's arrival (4 a phase: how the FP8 producer closes a chunk, hd_chunks_done)
+ *   5 every lane's arrival on a barrier of A's own (128) and wait, then as 4 (v67c's credited chain)
  * Prints the buffer's checksum (the same in every mode). */
 #include "probe.cuh"
 
@@ -19,11 +22,12 @@
 
 __global__ void __launch_bounds__(256, 1) race_kernel(const uint4 *src, unsigned long long *out, int mode) {
     __shared__ __align__(128) uint4 buf[BYTES / 16];
-    __shared__ __align__(8) uint64_t bar[2]; /* F (A -> B), L (B's copies landed -> A) */
+    __shared__ __align__(8) uint64_t bar[3]; /* F (A -> B), L (B's copies landed -> A), A's own (modes 5) */
     const int tid = threadIdx.x, wg = tid >> 7, t = tid & 127, l = tid & 31;
     if (tid == 0) {
-        asm volatile("mbarrier.init.shared::cta.b64 [%0], 128;\n" ::"r"(su32(&bar[0])) : "memory");
-        asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(su32(&bar[1])), "r"(mode == 0 || mode == 3 ? 4 : 128) : "memory");
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(su32(&bar[0])), "r"(mode >= 4 ? 4 : 128) : "memory");
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(su32(&bar[1])), "r"(mode == 1 || mode == 2 ? 128 : 4) : "memory");
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 128;\n" ::"r"(su32(&bar[2])) : "memory");
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
@@ -33,7 +37,16 @@ __global__ void __launch_bounds__(256, 1) race_kernel(const uint4 *src, unsigned
         if (wg == 0) {
             if (mode != 3 || k == 0)
                 for (int i = t; i < BYTES / 16; i += 128) buf[i] = make_uint4(k, i, k * i, 7u);
-            asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(su32(&bar[0])) : "memory");
+            if (mode == 5) {
+                asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(su32(&bar[2])) : "memory");
+                probe_wait(&bar[2], par);
+            }
+            if (mode >= 4) {
+                __syncwarp();
+                if (l == 0) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(su32(&bar[0])) : "memory");
+            } else {
+                asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(su32(&bar[0])) : "memory");
+            }
             probe_wait(&bar[1], par);
             for (int i = t; i < BYTES / 16; i += 128) sum += buf[i].x + buf[i].w;
         } else {
@@ -41,7 +54,7 @@ __global__ void __launch_bounds__(256, 1) race_kernel(const uint4 *src, unsigned
             for (int i = t; i < BYTES / 16; i += 128)
                 asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(su32(&buf[i])), "l"(src + k * (BYTES / 16) + i) : "memory");
             const uint32_t L = su32(&bar[1]);
-            if (mode == 0 || mode == 3) {
+            if (mode == 0 || mode >= 3) {
                 asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];\n" ::"r"(L) : "memory");
                 __syncwarp();
                 if (l == 0) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(L) : "memory");

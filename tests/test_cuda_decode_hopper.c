@@ -1056,6 +1056,19 @@ static void run_wide(h_rng *r, const int rows) {
         c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 1;
         run_case(r, &c);
     }
+    { /* many requests of drawn lengths (0..900, some equal) and q_len (0..3): the slots go longest request first
+         (hn_lpt_slot), so a CTA's row block is far from its request's place; unsplit and 2 splits */
+        int q[37], s[37];
+        for (int b = 0; b < 37; b++) {
+            q[b] = h_int(r, 0, 3);
+            s[b] = b % 5 == 4 ? s[b - 1] : h_int(r, 0, 900);
+            if (s[b] < q[b]) s[b] = q[b];
+        }
+        hcase c = mk(rows == 64 ? 64 : 16, 64, 1, 37, q, s);
+        c.fp8 = 1; c.narrow = rows; c.p1 = 1; c.sink_mode = 1;
+        c.nsplits = 2; c.splits[0] = 1; c.splits[1] = 2;
+        run_case(r, &c);
+    }
     { /* one long request: automatic (many splits), unsplit, 5 splits */
         const int q[1] = {1}, s[1] = {9000};
         hcase c = mk(128, 64, 1, 1, q, s);
@@ -1223,14 +1236,16 @@ static void run_f8g(h_rng *r) {
         run_case(r, &c);
     }
     mla_cuda_decode_hopper_force_f8g(-1);
-    { /* the default rule: at least 7/8 of the tiles' rows keys (v66; else gathered row by row) */
+    { /* the default rule: tiles of one 64-row box, at least 7/8 of their rows keys (v67; else gathered row by row) */
         const int q[2] = {2, 1}, s[2] = {1000, 130};
         hcase c = mk(128, 61, 0, 2, q, s);
         c.fp8 = 1; c.f8g = 4; c.gather = 0;
         run_case(r, &c);
-        c.page = 100; c.f8g = 7;
+        c.page = 120; c.f8g = 8;
         if (!g_quick) run_case(r, &c);
-        c.page = 15; c.f8g = 1;
+        c.page = 100; c.f8g = 0; c.gather = 1;
+        if (!g_quick) run_case(r, &c);
+        c.page = 15; c.f8g = 0; c.gather = 1;
         run_case(r, &c);
         c.page = 17; c.f8g = 0; c.gather = 1;
         run_case(r, &c);
@@ -1241,8 +1256,8 @@ static void run_f8g(h_rng *r) {
         run_case(r, &c);
         mla_cuda_decode_hopper_force_gather(-1);
     }
-    { /* v66: the pages neither TMA nor the group tiles take, gathered row by row by the producer's warps
-         (hd_f8_issue_rows, the _f8_r kernel): pages 1, 7, 17, 3; the fast and the exact programs (scales
+    { /* v66, v67: the pages neither TMA nor the group tiles take, gathered row by row (the _f8_r kernel: the
+         producer's warps, consumer 1's for the fast program's refills): pages 1, 7, 17, 3; the fast and the exact programs (scales
          not powers of two in every tile, in one tile), causal q_len up to 3, sinks, splits, an out-of-range
          page with a padded page stride, rope-aware rows (no scales), the balanced schedule over unequal
          requests; page 7 kept on the producer's cp.async (MLA_HD_GATHER=0). The path taken is checked. */

@@ -320,6 +320,17 @@
          cp.async.mbarrier.arrive; consumer 1 issues no refills. Before, the producer copied each tile by
          cp.async and awaited it before dequantizing. H100 same run, 8K: page 1 138 -> 190, 17 150 -> 206,
          s_q=1 page 1 136 -> 184 TF (page 64 252-255). (v65, the raw-tile kernels' gather: decode_narrow.cu.)
+     v67 consumer 1's warps gather the fast program's refills (hd_pos_refill -> hd_f8_gather, each lane its own
+         key's (page, row) stepped without a division, as its lane 0 issues the TMA boxes on other pages): 8K
+         page 1 189 -> 214.5, 17 206.5 -> 226.5, 50 210 -> 227.5, s_q=1 page 1 185.5 -> 210 TF. Group tiles
+         now only on 64-row boxes with 7/8 of their rows keys; the gather takes the rest. Not kept in session 45:
+         racecheck reported 48 write-write hazards between the producer's stores of chunks 4-7 and consumer
+         1's copies.
+     v67c (session 46) v67 with every producer thread through pbar before lane 0 of each warp closes chunks 4-7
+         (HD_F8_CREDIT). Racecheck credits a thread's own mbarrier arrival, not __syncwarp then lane 0's arrival
+         (bench/race_probe.cu modes 4 / 5: hazards / none), though the memory model orders both. Racecheck 0
+         hazards; H100 same run, 3 rounds, v66d -> v67c: 8K page 1 190 -> 206, 7 204 -> 217, 24 206 -> 217 TF
+         (v67 without the barrier: 214.5 / 225.5 / 226.5, session 45)
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
@@ -355,7 +366,7 @@
      and 120..127 (a page's last tile at least 56 keys, since v60) take page-aligned tiles instead (p.ptile, v30,
      on 64-row boxes since v57; MLA_HD_PTILE=0 for A/B); by default (v63) only those one key short of a
      multiple of 64 (63, 127, 191, ...) do.
-   - FP8 (default precision), page_size not a multiple of 16, at least 7/8 of the tiles' rows keys (3/4 before v66):
+   - FP8 (default precision), page_size not a multiple of 16, tiles of one 64-row box, 7/8 of their rows keys (v67):
      group tiles (p.f8g, v32): sub-block w of tile t is the 16-row group 4t + w of the pages' groups
      in key order, one box each (rows past the page zero-filled), in kernels of their own
      (hd_decode_kernel_v7_f8_g, _gc under a causal mask); MLA_HD_F8G=0 sends them to cp.async.
@@ -364,9 +375,10 @@
      hd_decode_kernel_*_r), each chunk's barrier closed by cp.async.mbarrier.arrive. MLA_HD_GATHER=0
      keeps the TMA runs of rows and page-aligned tiles above and, under 16 keys, the path below; =2
      gathers every BF16 page.
-   - FP8 (default precision) pages left (v66): the four warps gather each tile's 16-row sub-blocks into
-     the raw layout the boxes give (hd_f8_issue_rows, hd_decode_kernel_v7_f8_r); MLA_HD_GATHER=0 sends
-     them to the path below.
+   - FP8 (default precision) pages left (v66, v67): each tile's 16-row sub-blocks gathered into the raw
+     layout the boxes give (hd_f8_gather: tiles 0, 1 and the exact program's by the four producer warps,
+     the fast program's refills by consumer 1's; hd_decode_kernel_v7_f8_r); MLA_HD_GATHER=0 sends them to
+     the path below.
    - otherwise: warp pairs 0-1 / 2-3 copy the even / odd tiles with cp.async, row by row through
      the block table (zero-fill for rows without a key), fence.proxy.async, each warp's lane 0
      arrives on the 9 chunk barriers.
@@ -1752,79 +1764,9 @@ MLA_DEV void hd_f8_issue(const hd_params &p, const hd_job &J, uint32_t sbase, ui
                            (uint32_t)((gt ? min(box, p.page_size - key2 % p.page_size) : box) * p.row_bytes));
     }
 }
-/* Consumer 1's refills (v33): sub-block w of tile m as (page index pi, row in that page), stepped 64
- * rows a tile by the caller (hd_pos_tile) over pages of span rows (page_size; on group tiles 16 f8g,
- * the groups' rows), so that they divide nothing: the page of its keys (hd_pos_page, -1 past
- * seq_len) and its copies (hd_pos_refill: hd_f8_issue's at that row; the L2 prefetch of tile m + 2
- * two tiles on). With the divisions of hd_f8_key0 and key % page (seven a refill on group tiles, two
- * on the others) the refills held consumer 1 between its P.V and its S: on group tiles ~8% of the
- * kernel's time (page-64 tiles forced onto that kernel, MLA_HD_F8G=3: 226 against 246 TF; HD_TRACE
- * put it in the pair's chain, ncu in the consumers' integer instructions). */
-MLA_DEV void hd_pos_add(int span, int *pi, int *row, int d) {
-    *row += d;
-    while (*row >= span) {
-        *row -= span;
-        (*pi)++;
-    }
-}
-/* group tiles: (page index *gpg, group *gr) moved on by d groups (a few steps: d <= 8) */
-MLA_DEV void hd_g_add(const hd_params &p, int *gpg, int *gr, int d) { hd_pos_add(p.f8g, gpg, gr, d); }
-/* one tile on (64 rows) in O(1): 64 rows = pq pages of span rows + pr rows, worked out once a segment
-   (hd_pos_add's loop ran 8 times a pair at page 16: 2M warp instructions, page 16 -8% against 64) */
-MLA_DEV void hd_pos_tile(int span, int pq, int pr, int *pi, int *row) {
-    *row += pr;
-    *pi += pq;
-    if (*row >= span) {
-        *row -= span;
-        (*pi)++;
-    }
-}
-MLA_DEV int32_t hd_pos_page(const hd_params &p, const hd_job &J, int pi, int row) {
-    return pi * p.page_size + row < J.seq ? p.bt[(int64_t)J.b * p.bt_stride + pi] : -1;
-}
-/* FP8 kernel (v22, v29), TMA path: consumer 1's warp w (lane 0) issues sub-block w of tile m >= 2
- * once its stage is free. That consumer is the last reader of most stages and idle while its next
- * tile dequantizes; the producer's issuers, polling between their conversion phases, often found the
- * stage still busy and stalled their warps (the page lookup) inside the next tile's conversion. One
- * thread issuing the 4 sub-blocks of page 16 measured -28% (serial page lookups), four lanes of one
- * warp +1%, a warp each +13%. Its copies repeat hd_f8_issue's: one helper for both moved ptxas's
- * allocation of the BF16 kernels' producer (stack frame, +32 instructions; session 29), whose SASS
- * is kept as measured. */
-MLA_DEV void hd_pos_refill(const hd_params &p, const hd_job &J, uint32_t sbase, uint32_t empty0, uint32_t landed0, int m,
-                           int w, int pi, int row, int32_t page, int span, const int gt) {
-    if (m >= J.nt) return;
-    hd_wait_free(empty0, m & 1, (uint32_t)(((m >> 1) - 1) & 1));
-    const int box = p.box;
-    const uint32_t bar = landed0 + 8u * (uint32_t)(m & 1);
-    if (page >= 0 && page < p.num_pages) {
-        const uint32_t dst = sbase + ((m & 1) ? HD_SK1 : HD_SK0);
-        hd_mbar_expect_tx(bar, (uint32_t)(box * p.row_bytes));
-#pragma unroll
-        for (int j = 0; j < 8; j++) hd_tma_3d(dst + HD_F8_RAW + j * HD_F8_SLOT + w * box * 64, &p.kv_map, 64 * j, row, page, bar);
-        hd_tma_3d(dst + 8 * HD_CHUNK + w * box * 128, &p.kv_map2, p.rope_off, row, page, bar);
-        if (!p.ra) hd_tma_3d(dst + w * box * 16, &p.kv_map3, HD_F8_SCALES, row, page, bar);
-    } else {
-        hd_mbar_arrive(bar);
-    }
-    if (p.f8_pf && m + 2 < J.nt) {
-        hd_pos_add(span, &pi, &row, 2 * HD_KEYS);
-        const int32_t pg2 = hd_pos_page(p, J, pi, row);
-        if (pg2 >= 0 && pg2 < p.num_pages) /* (gt: the rows inside the page) */
-            hd_prefetch_l2(p.kv + (int64_t)pg2 * p.page_stride + (int64_t)row * p.row_bytes,
-                           (uint32_t)((gt ? min(box, p.page_size - row) : box) * p.row_bytes));
-    }
-}
-/* v66 (the _f8_r kernel; session 45): FP8 pages that neither TMA nor the group tiles take (hd_run's rule; it sets
- * p.tma, box 16): producer warp w gathers sub-block w (rows 16w..16w+15) of tile m by 16-byte cp.async
- * into the layout hd_f8_issue's boxes give (below: eight lanes a row's 128 bytes, four rows an instruction);
- * rows without a key are copied from hd_zero_row (their kv_valid bit is 0: the dequantization writes zeros
- * there anyway). Closed as the raw-tile kernels' gather (decode_narrow.cu, hn_issue_rows): every lane's zero-net
- * cp.async.mbarrier.arrive on landed[m & 1], then lane 0's plain arrival: four a phase, as four 16-row boxes.
- * Before, these pages loaded each tile by cp.async from all 128 producer threads and waited for it before
- * dequantizing: 138-147 TF at pages 1..8 against 257 at page 64 (8K, session 44). */
-MLA_DEV void hd_f8_issue_rows(const hd_params &p, const hd_job &J, uint32_t sbase, uint32_t landed0, int m, int w, int l) {
-    const uint32_t bar = landed0 + 8u * (uint32_t)(m & 1);
-    const uint8_t *r = hd_f8_row(p, J, (J.t_begin + m) * HD_KEYS + 16 * w + (l & 15));
+/* the copies of hd_f8_issue_rows (below) given this lane's row r (row 16w + l % 16 of tile m; NULL: no key), onto
+   the stage's landed barrier bar; also consumer 1's refills where rw (v67, hd_pos_refill) */
+MLA_DEV void hd_f8_gather(const hd_params &p, const uint8_t *r, uint32_t sbase, uint32_t bar, int m, int w, int l) {
     if (!r) r = hd_zero_row; /* (its kv_valid bit is 0) */
     /* rows 16w + 4i + l/8 (i = 0..3), lane jj = l % 8: latent pieces 8c + jj (c = 0..3: slot 2c + jj/4), then
        piece 32 + jj (jj = 0 the scales, else the rope's piece jj - 1) and piece 40 (jj = 0: the rope's piece 7);
@@ -1864,6 +1806,84 @@ MLA_DEV void hd_f8_issue_rows(const hd_params &p, const hd_job &J, uint32_t sbas
     }
     hd_cp_arrive_warp(bar, l);
 }
+/* Consumer 1's refills (v33): sub-block w of tile m as (page index pi, row in that page), stepped 64
+ * rows a tile by the caller (hd_pos_tile) over pages of span rows (page_size; on group tiles 16 f8g,
+ * the groups' rows), so that they divide nothing: the page of its keys (hd_pos_page, -1 past
+ * seq_len) and its copies (hd_pos_refill: hd_f8_issue's at that row; the L2 prefetch of tile m + 2
+ * two tiles on). With the divisions of hd_f8_key0 and key % page (seven a refill on group tiles, two
+ * on the others) the refills held consumer 1 between its P.V and its S: on group tiles ~8% of the
+ * kernel's time (page-64 tiles forced onto that kernel, MLA_HD_F8G=3: 226 against 246 TF; HD_TRACE
+ * put it in the pair's chain, ncu in the consumers' integer instructions). */
+MLA_DEV void hd_pos_add(int span, int *pi, int *row, int d) {
+    *row += d;
+    while (*row >= span) {
+        *row -= span;
+        (*pi)++;
+    }
+}
+/* group tiles: (page index *gpg, group *gr) moved on by d groups (a few steps: d <= 8) */
+MLA_DEV void hd_g_add(const hd_params &p, int *gpg, int *gr, int d) { hd_pos_add(p.f8g, gpg, gr, d); }
+/* one tile on (64 rows) in O(1): 64 rows = pq pages of span rows + pr rows, worked out once a segment
+   (hd_pos_add's loop ran 8 times a pair at page 16: 2M warp instructions, page 16 -8% against 64) */
+MLA_DEV void hd_pos_tile(int span, int pq, int pr, int *pi, int *row) {
+    *row += pr;
+    *pi += pq;
+    if (*row >= span) {
+        *row -= span;
+        (*pi)++;
+    }
+}
+MLA_DEV int32_t hd_pos_page(const hd_params &p, const hd_job &J, int pi, int row) {
+    return pi * p.page_size + row < J.seq ? p.bt[(int64_t)J.b * p.bt_stride + pi] : -1;
+}
+/* FP8 kernel (v22, v29), TMA path: consumer 1's warp w (lane 0) issues sub-block w of tile m >= 2
+ * once its stage is free. That consumer is the last reader of most stages and idle while its next
+ * tile dequantizes; the producer's issuers, polling between their conversion phases, often found the
+ * stage still busy and stalled their warps (the page lookup) inside the next tile's conversion. One
+ * thread issuing the 4 sub-blocks of page 16 measured -28% (serial page lookups), four lanes of one
+ * warp +1%, a warp each +13%. Its copies repeat hd_f8_issue's: one helper for both moved ptxas's
+ * allocation of the BF16 kernels' producer (stack frame, +32 instructions; session 29), whose SASS
+ * is kept as measured. */
+MLA_DEV void hd_pos_refill(const hd_params &p, const hd_job &J, uint32_t sbase, uint32_t empty0, uint32_t landed0, int m,
+                           int w, int pi, int row, int32_t page, int span, const int gt, const int rw = 0) {
+    if (m >= J.nt) return;
+    hd_wait_free(empty0, m & 1, (uint32_t)(((m >> 1) - 1) & 1));
+    const int box = p.box;
+    const uint32_t bar = landed0 + 8u * (uint32_t)(m & 1);
+    if (rw) { /* (v67: every lane of warp w, (pi, row) its own key's: the row gather) */
+        const uint8_t *r = page >= 0 && page < p.num_pages ? p.kv + (int64_t)page * p.page_stride + (int64_t)row * p.row_bytes : NULL;
+        hd_f8_gather(p, r, sbase, bar, m, w, threadIdx.x & 31);
+        return;
+    }
+    if (page >= 0 && page < p.num_pages) {
+        const uint32_t dst = sbase + ((m & 1) ? HD_SK1 : HD_SK0);
+        hd_mbar_expect_tx(bar, (uint32_t)(box * p.row_bytes));
+#pragma unroll
+        for (int j = 0; j < 8; j++) hd_tma_3d(dst + HD_F8_RAW + j * HD_F8_SLOT + w * box * 64, &p.kv_map, 64 * j, row, page, bar);
+        hd_tma_3d(dst + 8 * HD_CHUNK + w * box * 128, &p.kv_map2, p.rope_off, row, page, bar);
+        if (!p.ra) hd_tma_3d(dst + w * box * 16, &p.kv_map3, HD_F8_SCALES, row, page, bar);
+    } else {
+        hd_mbar_arrive(bar);
+    }
+    if (p.f8_pf && m + 2 < J.nt) {
+        hd_pos_add(span, &pi, &row, 2 * HD_KEYS);
+        const int32_t pg2 = hd_pos_page(p, J, pi, row);
+        if (pg2 >= 0 && pg2 < p.num_pages) /* (gt: the rows inside the page) */
+            hd_prefetch_l2(p.kv + (int64_t)pg2 * p.page_stride + (int64_t)row * p.row_bytes,
+                           (uint32_t)((gt ? min(box, p.page_size - row) : box) * p.row_bytes));
+    }
+}
+/* v66 (the _f8_r kernel; session 45): FP8 pages that neither TMA nor the group tiles take (hd_run's rule; it sets
+ * p.tma, box 16): producer warp w gathers sub-block w (rows 16w..16w+15) of tile m by 16-byte cp.async
+ * into the layout hd_f8_issue's boxes give (below: eight lanes a row's 128 bytes, four rows an instruction);
+ * rows without a key are copied from hd_zero_row (their kv_valid bit is 0: the dequantization writes zeros
+ * there anyway). Closed as the raw-tile kernels' gather (decode_narrow.cu, hn_issue_rows): every lane's zero-net
+ * cp.async.mbarrier.arrive on landed[m & 1], then lane 0's plain arrival: four a phase, as four 16-row boxes.
+ * Before, these pages loaded each tile by cp.async from all 128 producer threads and waited for it before
+ * dequantizing: 138-147 TF at pages 1..8 against 257 at page 64 (8K, session 44). */
+MLA_DEV void hd_f8_issue_rows(const hd_params &p, const hd_job &J, uint32_t sbase, uint32_t landed0, int m, int w, int l) {
+    hd_f8_gather(p, hd_f8_row(p, J, (J.t_begin + m) * HD_KEYS + 16 * w + (l & 15)), sbase, landed0 + 8u * (uint32_t)(m & 1), m, w, l);
+}
 /* 1 when every part of stage st has been paid for the phase of parity par (hd_wait_free without waiting) */
 MLA_DEV int hd_stage_free(uint32_t empty0, int st, uint32_t par) {
     return hd_mbar_test(hd_emptyp(empty0, st, 0), par) && hd_mbar_test(hd_emptyp(empty0, st, 1), par) &&
@@ -1896,6 +1916,9 @@ MLA_DEV int hd_f8_try(const hd_params &p, const hd_job &J, uint32_t sbase, uint3
  * does not credit the named barrier (it reported ~19 WAR hazards between the phases of one tile,
  * hd_f8_get / the scale loads vs hd_f8_put, also with barrier.sync or a __syncwarp before it) and
  * reports 0 with the mbarrier; speed unchanged (H200 bench within 1%) */
+#ifndef HD_F8_CREDIT
+#define HD_F8_CREDIT 1 /* v67c's barrier before chunks 4-7 close (0: v67, for A/B only: racecheck reports it) */
+#endif
 #define HD_F8_BAR() do { hd_mbar_arrive(pbar); hd_mbar_wait(pbar, pph); pph ^= 1u; } while (0)
 /* group tiles: the cache row at row r of the tile whose first group is group gr of page index gpg
    (NULL: no key there), *key its key; no division (the producer steps gpg, gr a tile: hd_g_add) */
@@ -1946,7 +1969,7 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
     }
     /* the FP8 kernel's seesaw program: consumer 1 issues tiles 2.. (hd_pos_refill); the exact program's
        consumers do not */
-    const int ci = f8 && p.tma && !rw && !exact && J.nt > 1;
+    const int ci = f8 && p.tma && rw != 1 && !exact && J.nt > 1; /* (rw 1: v66, the producer issues every tile) */
     /* gt: tile n's first group is group gr of page gpg (one division a segment; then four groups a tile) */
     int gpg = 0, gr = 0;
     if (gt) {
@@ -2060,6 +2083,14 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
                 hd_f8_put(g, 4 + j, r + 32, q, w[2 * j + 1], j < 2 ? cb2 : cb3);
             }
         }
+#if HD_F8_CREDIT
+        /* v67c: where consumer 1 gathers the refills (rw 2, the fast program), the stage's next writer is not
+           the producer: all 128 producer threads pass an mbarrier before lane 0 of each warp closes chunks
+           4-7. __syncwarp then lane 0's arrival orders the other lanes' stores by the memory model, but
+           racecheck credits only each thread's own mbarrier arrivals: 48 write-write hazards against consumer
+           1's copies without it (session 45 v67; bench/race_probe.cu modes 4, 5) */
+        if (rw == 2 && ci) HD_F8_BAR();
+#endif
         hd_chunks_done(full0, st, 4, 8, tid);
         HD_F8_POLL();
         HD_T(2, 3, n);
@@ -2962,12 +2993,14 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
             /* warp w's lane 0 issues sub-block w (v29: four lanes of one warp issuing the four 16-row
                sub-blocks of page 16 serialize their copies: +1% against the producer's issuers; a warp
                each: +13%) */
-            const int fw = tid >> 5, refill = !rw && p.tma && (tid & 31) == 0 && fw < HD_KEYS / p.box; /* (rw: the producer's) */
+            /* (rw 1, v66: the producer issues every tile; rw 2, v67: every lane of warp fw gathers its row of
+               sub-block fw, hd_f8_gather) */
+            const int fw = tid >> 5, refill = rw != 1 && p.tma && (rw == 2 || ((tid & 31) == 0 && fw < HD_KEYS / p.box));
             /* sub-block fw of tile t + 2 as (page index, row), stepped a pair at a time (v33) */
             const int span = gt ? 16 * p.f8g : p.page_size, pq = HD_KEYS / span, pr = HD_KEYS - pq * span;
             int spi = 0, srow = 0;
             if (refill) {
-                const int k2 = gt ? 4 * (J.t_begin + 2) + fw : (J.t_begin + 2) * HD_KEYS + fw * p.box; /* group / key */
+                const int k2 = gt ? 4 * (J.t_begin + 2) + fw : (J.t_begin + 2) * HD_KEYS + fw * p.box + (rw ? (tid & 15) : 0); /* group / key */
                 spi = gt ? k2 / p.f8g : k2 / p.page_size;
                 srow = gt ? 16 * (k2 - spi * p.f8g) : k2 - spi * p.page_size;
             }
@@ -2984,7 +3017,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                 hd_pin(C.o, 128);
                 hd_pay_pv(empty0, 0, 1);
                 HD_T(1, 14, t);
-                if (refill) hd_pos_refill(p, J, sbase, empty0, landed0, t + 2, fw, spi, srow, pgt, span, gt);
+                if (refill) hd_pos_refill(p, J, sbase, empty0, landed0, t + 2, fw, spi, srow, pgt, span, gt, rw);
                 HD_T(1, 16, u);
                 const uint32_t pu = (uint32_t)((u >> 1) & 1);
                 hd_wait_chunks(full0, 1, 0, 4, pu);
@@ -3004,7 +3037,7 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
                 HD_T(1, 12, u);
                 hd_pv_own(C, al, sk1, empty0, 1); /* [PV_u] -> [], paid */
                 HD_T(1, 14, u);
-                if (refill) hd_pos_refill(p, J, sbase, empty0, landed0, u + 2, fw, upi, urow, pgu, span, gt);
+                if (refill) hd_pos_refill(p, J, sbase, empty0, landed0, u + 2, fw, upi, urow, pgu, span, gt, rw);
                 spi = upi; /* tile t + 4's: u + 2's one tile on */
                 srow = urow;
                 hd_pos_tile(span, pq, pr, &spi, &srow);
@@ -3879,10 +3912,12 @@ __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_f8_g(const 
 __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_f8_gc(const __grid_constant__ hd_params p) {
     hd_decode_body(p, 0, 1, 0, 3);
 }
-/* the same on FP8 pages that neither TMA nor the group tiles take (v66): tiles gathered row by row by the producer's
-   four warps (hd_f8_issue_rows), consumer 1 issues nothing */
+/* the same on FP8 pages that neither TMA nor the group tiles take (v66, v67): tiles gathered row by row, tiles 0, 1
+   and the exact program's by the producer's four warps (hd_f8_issue_rows), the fast program's tiles 2.. by consumer
+   1's (hd_pos_refill, hd_f8_gather). (rw 1, the producer issuing every tile as v66 did, is kept in the code paths
+   but has no kernel since v67: -10..-13%, session 45 call 9.) */
 __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_f8_r(const __grid_constant__ hd_params p) {
-    hd_decode_body(p, 0, 1, 0, 0, 0, 1);
+    hd_decode_body(p, 0, 1, 0, 0, 0, 2);
 }
 /* BF16 pages that are not multiples of 16 (p.gpage): the three BF16 kernels with hd_producer_gtma's
    rolled copies as their only producer (why kernels of their own: "Cost" in the comment before HD_GB) */
@@ -4535,6 +4570,8 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
        copies, =2 gathers every page */
     p.hn_gather = narrow && rwe != 0 && (rwe == 2 || p.page_size < HN_GATHER_BELOW(narrow));
     hd_rows_last = rows || p.hn_gather;
+    static int lpt_env = -1; /* MLA_HN_LPT=0 (A/B): the raw-tile kernels' slots in request order */
+    p.hn_lpt = narrow && hd_env_on("MLA_HN_LPT", &lpt_env);
     static int f8pf_env = -1; /* MLA_HD_F8_PF=0 (A/B): no L2 prefetch of FP8 tiles */
     p.f8_pf = hd_env_on("MLA_HD_F8_PF", &f8pf_env);
     static int qtma_env = -1; /* MLA_HD_Q_TMA=0 (A/B): Q by cp.async always */
@@ -4617,12 +4654,13 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     }
     if (p1 && early_pay) p.cutm = 0; /* the _ep kernels keep the combine grid (hd_cut_note) */
     hd_cutm_last = p.cutm;
-    /* v32: the FP8 kernel on group tiles (hd_g_tiles) where its page is not a multiple of 16 and at
-       least 7/8 of the tiles' rows hold keys (since v66; 3/4 under MLA_HD_GATHER=0, as before): pages 14, 15,
-       28..31, 42..47, 56..63, 70..79, 84..95, 98..127, ...; the rest are gathered row by row (v66, below). A group
-       tile runs at about page 64's rate times its share of key rows, the gather at ~208 TF whatever the page
-       (H100 8K, session 45 call 6, group tiles -> gathered: page 12 182 -> 205.5, 15 218 -> 207, 24 185 -> 208.5,
-       28 210.5 -> 209.5, 40 203.5 -> 210, 50 194 -> 209, 61 244.5 -> 209, 100 221.5 -> 210, 120 241 -> 210).
+    /* v32: the FP8 kernel on group tiles (hd_g_tiles) where its page is not a multiple of 16, since v67 only
+       where a tile is one 64-row box of one page (g % 4 == 0) and at least 7/8 of its rows hold keys (pages
+       56..63, 112..127, 168..191, ...; 3/4 of the rows at any g under MLA_HD_GATHER=0, as before); the rest are
+       gathered row by row (v66, v67, below). A group tile runs at about page 64's rate times its share of key
+       rows, less on 16-row boxes; the gather at ~226 TF whatever the page (H100 8K, session 45 calls 6 and 9,
+       group tiles -> v66's gather -> v67's: page 12 182 -> 205.5, 15 218 -> 207, 24 185 -> 208.5 -> 226.5, 28
+       210.5 -> 209.5, 40 203.5 -> 210, 50 194 -> 209 -> 227.5, 61 244.5 -> 209, 100 221.5 -> 210, 120 241 -> 210).
        MLA_HD_F8G=0 (A/B) sends them all to the gather, =2 (tests, diagnosis) takes them at any page size,
        =3 (diagnosis) at multiples of 16 too */
     static int f8g_env = -1;
@@ -4630,7 +4668,7 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     if (f8k && (!p.tma || f8ge == 3) && !narrow && !dbg && f8ge != 0 && (p.page_size % 16 != 0 || f8ge == 3)) {
         /* g % 4 == 0 (pages 49..63, 113..127, ...): a tile is 64 rows of one page, one 64-row box */
         const int g = (p.page_size + 15) / 16, gbox = g % 4 == 0 ? HD_KEYS : 16;
-        if ((f8ge == 2 || (rwe != 0 ? 8 * p.page_size >= 7 * 16 * g : 4 * p.page_size >= 3 * 16 * g)) && hd_make_kv_map(a, gbox, &p.kv_map, &p.kv_map2, &p.kv_map3, 1)) {
+        if ((f8ge == 2 || (rwe != 0 ? g % 4 == 0 && 8 * p.page_size >= 7 * 16 * g : 4 * p.page_size >= 3 * 16 * g)) && hd_make_kv_map(a, gbox, &p.kv_map, &p.kv_map2, &p.kv_map3, 1)) {
             p.tma = 1;
             p.box = gbox;
             p.f8g = g;
@@ -4638,9 +4676,9 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
             hd_f8g_last = g;
         }
     }
-    /* v66: the FP8 pages left (neither TMA nor group tiles: 1..13, 17..27, 33..41, 48..55, ...) gathered row by row
-       (hd_f8_issue_rows, the _f8_r kernel); MLA_HD_GATHER=0 (A/B) keeps the producer's cp.async tile by tile,
-       =2 (A/B, diagnosis) gathers every page */
+    /* v66, v67: the FP8 pages left (neither TMA nor group tiles: 1..15, 17..31, 33..47, 49..55, 65..111, ...) gathered
+       row by row (the _f8_r kernel); MLA_HD_GATHER=0 (A/B) keeps the producer's cp.async tile by tile, =2 (A/B,
+       diagnosis) gathers every page */
     if (f8k && (!p.tma || rwe == 2) && !narrow && !dbg && rwe != 0) {
         p.tma = 1;
         p.box = 16;

@@ -55,6 +55,10 @@
          cost a small request). H100 same run, bulk -> gathered: n1 h16 16K page 1 1426 -> 2465 GB/s, page 4
          2374 -> 2716; w1 h16 s_q=2 page 1 1385 -> 1822; s1 bf16p 8K page 1 282.5 -> 389.5 TF. Pieces at row
          offsets (each 128-byte piece across two lines) had reached 2212 / 357 on page 1
+     o1  (s1, session 46) the row-block slots in order of the requests' seq_len, longest first (hn_lpt_slot; the
+         16- and 32-row kernels keep request order): in request order a long request's CTAs could be handed
+         out last and run alone. H100 same run, 3 rounds, bf16p h128: varlen 8K s_q=2 344 -> 415, s_q=1 268 -> 348,
+         4K 327 -> 390 TF; fixed 8K / 16K 439 / 453 unchanged (MLA_HN_LPT=0 for A/B)
    TFLOPS / bytes as decode_hopper.cu counts them (656 B per key).
 
    ---- design -----------------------------------------------------------------------------------
@@ -326,18 +330,56 @@ MLA_DEV void hn_load_q(const hd_params &p, hn_small *sh, uint8_t *sm, int tid, c
     HD_BAR(3, 256);
 }
 
-/* The CTA's row block (x = blockIdx.x) and split: 0 when the slot holds no rows */
-MLA_DEV int hn_find_job(const hd_params &p, hn_small *sh, const int NR) {
+/* The longest requests first (p.hn_lpt, session 46): request b owns g_{b+1} - g_b row-block slots (g_b =
+ * q_off[b] H / NR + b: a slot more than its blocks), and the hardware hands out CTAs in blockIdx order, so
+ * that in request order a long request's CTAs may start last and run alone (FP8 bf16p varlen 8K, seq_len
+ * drawn from N(8K, 4K): 332 TF against 438 at a fixed 8K). Here the slots go to the requests by
+ * decreasing seq_len (ties: lower b first; equal lengths keep request order): slot x belongs to the request
+ * whose run [start, start + slots) in that order holds it, start the slots of every request before it.
+ * Thread b of the CTA takes request b: seq_len and slots of all requests staged in scr (2 B words of shared
+ * memory, free before the tiles and Q land), then one pass over them; the thread whose run holds x writes
+ * (b, x - start) to *lb, *lx. B passes of a few instructions each: up to HN_LPT_MAX = the CTA's threads
+ * (more requests keep request order: many CTAs a request's length share the SMs more evenly anyway). */
+#define HN_LPT_MAX HN_THREADS
+static_assert(8 * HN_LPT_MAX <= HN_RAW0, "hn_lpt_slot's words fit below the smallest kernel's raw ring");
+MLA_DEV void hn_lpt_slot(const hd_params &p, const int NR, int32_t *scr, int32_t *lb, int32_t *lx) {
+    const int B = p.B, nth = blockDim.x;
+    for (int b = threadIdx.x; b < B; b += nth) {
+        const int q0 = p.q_off[b], q1 = p.q_off[b + 1], sq = p.seq[b];
+        scr[b] = sq > 0 ? sq : 0;
+        scr[B + b] = (int32_t)((int64_t)q1 * p.H / NR - (int64_t)q0 * p.H / NR + 1);
+    }
+    __syncthreads();
+    const int64_t x = blockIdx.x;
+    for (int b = threadIdx.x; b < B; b += nth) {
+        const int cb = scr[b];
+        int64_t start = 0;
+#pragma unroll 4
+        for (int j = 0; j < B; j++) {
+            const int cj = scr[j];
+            if (cj > cb || (cj == cb && j < b)) start += scr[B + j];
+        }
+        if (x >= start && x < start + scr[B + b]) {
+            *lb = b;
+            *lx = (int32_t)(x - start);
+        }
+    }
+    __syncthreads();
+}
+
+/* The CTA's row block (x = blockIdx.x; lb >= 0: request lb's slot lx, from hn_lpt_slot) and split: 0 when the
+ * slot holds no rows */
+MLA_DEV int hn_find_job(const hd_params &p, hn_small *sh, const int NR, int lb, int lx) {
     const int64_t x = blockIdx.x;
     int lo = 0, hi = p.B - 1; /* largest b with g_b <= x */
-    while (lo < hi) {
+    while (lb < 0 && lo < hi) {
         const int mid = (lo + hi + 1) >> 1;
         const int64_t g = (int64_t)p.q_off[mid] * p.H / NR + mid;
         if (g <= x) lo = mid; else hi = mid - 1;
     }
-    const int b = lo;
+    const int b = lb >= 0 ? lb : lo;
     const int q0 = p.q_off[b], ql = p.q_off[b + 1] - q0;
-    const int64_t blk = x - ((int64_t)q0 * p.H / NR + b);
+    const int64_t blk = lb >= 0 ? (int64_t)lx : x - ((int64_t)q0 * p.H / NR + b);
     const int64_t rows = (int64_t)ql * p.H;
     if (blk < 0 || blk * NR >= rows) return 0;
     const int row0 = (int)(blk * NR), nrows = (int)(rows - row0 < NR ? rows - row0 : NR);
@@ -448,9 +490,20 @@ MLA_DEV void hn_issue_rows(const hd_params &p, hn_small *sh, uint32_t sbase, uin
  * barriers (empty: `readers` arrivals, done0: `ends`; landed: the producer warp's 32 lanes, or the
  * four producer warps where G: hn_issue_rows); 0 (every thread, after the CTA barrier) when the slot
  * holds no rows. */
-MLA_DEV int hn_start(const hd_params &p, hn_small *sh, const int NR, const uint32_t readers, const uint32_t ends, const int G) {
+#define HN_LPT_ROWS 64 /* the kernel that takes the longest-first order: HS_ROWS (below) */
+MLA_DEV int hn_start(const hd_params &p, hn_small *sh, uint8_t *sm, const int NR, const uint32_t readers, const uint32_t ends,
+                     const int G) {
+    /* (the 64-row kernel only: the 16- and 32-row kernels run a CTA a request at h s_q <= 32, one wave at B <=
+       132, where the order does not matter; the code in their prologue moved their registers: h=16 16K -1.3%,
+       varlen -5%, session 46) */
+    const int lpt = NR == HN_LPT_ROWS && p.hn_lpt && p.B > 1 && p.B <= HN_LPT_MAX;
+    if (lpt) { /* (scr: the start of shared memory, Q's place: 8 B a request, 16 KB at most; every kernel's Q
+                  region is larger, and nothing lands there before the __syncthreads below) */
+        if (threadIdx.x == 0) sh->b = -1;
+        hn_lpt_slot(p, NR, (int32_t *)sm, &sh->b, &sh->q_start);
+    }
     if (threadIdx.x == 0) {
-        sh->job_ok = hn_find_job(p, sh, NR);
+        sh->job_ok = hn_find_job(p, sh, NR, lpt ? sh->b : -1, sh->q_start);
         for (int s = 0; s < HN_STAGES; s++) {
             hd_mbar_init(smem_u32(&sh->landed[s]), G ? 4u : 32u);
             hd_mbar_init(smem_u32(&sh->empty[s]), readers);
@@ -634,7 +687,7 @@ MLA_DEV void hn_n1(const hd_params &p, const int G) {
     hn_small *sh = (hn_small *)(sm + HN_BIG);
     const uint32_t sbase = smem_u32(sm);
     const int tid = threadIdx.x;
-    if (!hn_start(p, sh, HN_ROWS, 128u, 128u, G)) return;
+    if (!hn_start(p, sh, sm, HN_ROWS, 128u, 128u, G)) return;
     const int nt = sh->nt;
     if (tid >= 256) { /* ---- producer warpgroup ---- */
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(HN_PRODUCER_REGS));
@@ -996,7 +1049,7 @@ MLA_DEV void hn_w1(const hd_params &p, const int G) {
     hn_small *sh = (hn_small *)(sm + HW_BIG);
     const uint32_t sbase = smem_u32(sm);
     const int tid = threadIdx.x;
-    if (!hn_start(p, sh, HW_ROWS, 128u, 128u, G)) return;
+    if (!hn_start(p, sh, sm, HW_ROWS, 128u, 128u, G)) return;
     const int nt = sh->nt;
     if (tid >= 256) { /* ---- producer warpgroup ---- */
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(HN_PRODUCER_REGS));
@@ -1290,6 +1343,7 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_w1_r(const __g
 static_assert(HS_SMEM_BYTES <= 232448, "shared memory budget (227 KB per block)");
 static_assert(HS_RAW0 % 1024 == 0 && HS_P0 % 1024 == 0, "1024-byte swizzle atoms");
 static_assert(HS_STAGES <= HN_STAGES, "hn_small's per-stage barriers");
+static_assert(HN_LPT_ROWS == HS_ROWS, "the longest-first slots are the 64-row kernel's (hn_start)");
 static_assert(HS_ROWS * HN_OPITCH_F <= HS_P0, "the staged f32 partials fit below P'^T (Q and the ring are free at the end)");
 static_assert(offsetof(hn_small, red) % 8 == 0 && offsetof(hn_small, lsum) % 8 == 0 && offsetof(hn_small, mx) % 8 == 0 &&
                   offsetof(hn_small, lx) % 8 == 0 && offsetof(hn_small, kend) % 8 == 0 && offsetof(hn_small, qs) % 8 == 0,
@@ -1806,7 +1860,7 @@ MLA_DEV void hs_kernel(const hd_params &p, const int both, const int G) {
 #ifdef HD_TRACE
     if (tid == 0) { HN_CT(0, clock64()); HN_CT(1, hn_smid()); HN_CT(2, hn_gtimer()); }
 #endif
-    if (!hn_start(p, sh, HS_ROWS, 256u, 256u, G)) return;
+    if (!hn_start(p, sh, sm, HS_ROWS, 256u, 256u, G)) return;
     const int nt = sh->nt;
     if (tid == 0) { HN_CT(3, clock64()); HN_CT(4, (unsigned long long)nt); }
     if (tid >= 256) { /* ---- producer warpgroup ---- */
