@@ -138,6 +138,7 @@ static int all_configs(int cuda, bench_cfg *v, int cap) {
             c = mk(OP_DECODE, MLA_KV_BF16, 128, 128, 1, 8192, 0, 0); c.precision = MLA_PRECISION_BF16_P; ADD(c);
             c = mk(OP_DECODE, MLA_KV_BF16, 4, 128, 1, 32768, 0, 0); c.precision = MLA_PRECISION_BF16_P; ADD(c);
             c = mk(OP_DECODE, MLA_KV_FP8, 128, 128, 2, 8192, 0, 0); c.precision = MLA_PRECISION_BF16_P; ADD(c);
+            c = mk(OP_DECODE, MLA_KV_FP8, 128, 128, 2, 8192, 0, 1); c.precision = MLA_PRECISION_BF16_P; ADD(c); /* (the FP8 target's varlen) */
             /* page sizes against page 64 (issue 5: within 5% from 16 keys up; 1 is SGLang's token pool) */
             static const int pss[5] = {1, 17, 33, 61, 100};
             for (int i = 0; i < 5; i++) {
