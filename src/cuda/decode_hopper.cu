@@ -326,8 +326,7 @@
          now only on 64-row boxes with 7/8 of their rows keys; the gather takes the rest. Not kept in session 45:
          racecheck reported 48 write-write hazards between the producer's stores of chunks 4-7 and consumer
          1's copies.
-     v67c (session 46) v67 with every producer thread through pbar before lane 0 of each warp closes chunks 4-7
-         (HD_F8_CREDIT). Racecheck credits a thread's own mbarrier arrival, not __syncwarp then lane 0's arrival
+     v67c (session 46) v67 with every producer thread through pbar before lane 0 of each warp closes chunks 4-7. Racecheck credits a thread's own mbarrier arrival, not __syncwarp then lane 0's arrival
          (bench/race_probe.cu modes 4 / 5: hazards / none), though the memory model orders both. Racecheck 0
          hazards; H100 same run, 3 rounds, v66d -> v67c: 8K page 1 190 -> 206, 7 204 -> 217, 24 206 -> 217 TF
          (v67 without the barrier: 214.5 / 225.5 / 226.5, session 45)
@@ -1916,9 +1915,6 @@ MLA_DEV int hd_f8_try(const hd_params &p, const hd_job &J, uint32_t sbase, uint3
  * does not credit the named barrier (it reported ~19 WAR hazards between the phases of one tile,
  * hd_f8_get / the scale loads vs hd_f8_put, also with barrier.sync or a __syncwarp before it) and
  * reports 0 with the mbarrier; speed unchanged (H200 bench within 1%) */
-#ifndef HD_F8_CREDIT
-#define HD_F8_CREDIT 1 /* v67c's barrier before chunks 4-7 close (0: v67, for A/B only: racecheck reports it) */
-#endif
 #define HD_F8_BAR() do { hd_mbar_arrive(pbar); hd_mbar_wait(pbar, pph); pph ^= 1u; } while (0)
 /* group tiles: the cache row at row r of the tile whose first group is group gr of page index gpg
    (NULL: no key there), *key its key; no division (the producer steps gpg, gr a tile: hd_g_add) */
@@ -2083,14 +2079,12 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
                 hd_f8_put(g, 4 + j, r + 32, q, w[2 * j + 1], j < 2 ? cb2 : cb3);
             }
         }
-#if HD_F8_CREDIT
         /* v67c: where consumer 1 gathers the refills (rw 2, the fast program), the stage's next writer is not
            the producer: all 128 producer threads pass an mbarrier before lane 0 of each warp closes chunks
            4-7. __syncwarp then lane 0's arrival orders the other lanes' stores by the memory model, but
            racecheck credits only each thread's own mbarrier arrivals: 48 write-write hazards against consumer
            1's copies without it (session 45 v67; bench/race_probe.cu modes 4, 5) */
         if (rw == 2 && ci) HD_F8_BAR();
-#endif
         hd_chunks_done(full0, st, 4, 8, tid);
         HD_F8_POLL();
         HD_T(2, 3, n);

@@ -343,15 +343,15 @@ MLA_DEV void hn_load_q(const hd_params &p, hn_small *sh, uint8_t *sm, int tid, c
 #define HN_LPT_MAX HN_THREADS
 static_assert(8 * HN_LPT_MAX <= HN_RAW0, "hn_lpt_slot's words fit below the smallest kernel's raw ring");
 MLA_DEV void hn_lpt_slot(const hd_params &p, const int NR, int32_t *scr, int32_t *lb, int32_t *lx) {
-    const int B = p.B, nth = blockDim.x;
-    for (int b = threadIdx.x; b < B; b += nth) {
+    const int B = p.B, b = threadIdx.x; /* (B <= HN_LPT_MAX: a request a thread at most) */
+    if (b < B) {
         const int q0 = p.q_off[b], q1 = p.q_off[b + 1], sq = p.seq[b];
         scr[b] = sq > 0 ? sq : 0;
         scr[B + b] = (int32_t)((int64_t)q1 * p.H / NR - (int64_t)q0 * p.H / NR + 1);
     }
     __syncthreads();
     const int64_t x = blockIdx.x;
-    for (int b = threadIdx.x; b < B; b += nth) {
+    if (b < B) {
         const int cb = scr[b];
         int64_t start = 0;
 #pragma unroll 4
@@ -497,8 +497,9 @@ MLA_DEV int hn_start(const hd_params &p, hn_small *sh, uint8_t *sm, const int NR
        132, where the order does not matter; the code in their prologue moved their registers: h=16 16K -1.3%,
        varlen -5%, session 46) */
     const int lpt = NR == HN_LPT_ROWS && p.hn_lpt && p.B > 1 && p.B <= HN_LPT_MAX;
-    if (lpt) { /* (scr: the start of shared memory, Q's place: 8 B a request, 16 KB at most; every kernel's Q
-                  region is larger, and nothing lands there before the __syncthreads below) */
+    if (lpt) { /* (scr: the start of shared memory, Q's place: 8 B a request, 3 KB at most, and nothing lands there
+                  before the __syncthreads below; sh->b and sh->q_start carry the request and its slot to
+                  thread 0, which then writes the job over them) */
         if (threadIdx.x == 0) sh->b = -1;
         hn_lpt_slot(p, NR, (int32_t *)sm, &sh->b, &sh->q_start);
     }

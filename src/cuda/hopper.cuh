@@ -96,8 +96,9 @@ typedef struct hd_params {
                                    0: 64 consecutive keys a tile */
     int32_t hn_gather;          /* the raw-tile kernels (decode_narrow.cu): 1 = tiles gathered row by row by cp.async
                                    (hn_issue_rows, the _r kernels), 0 = one bulk copy a page piece (hn_issue) */
-    int32_t hn_lpt;             /* the raw-tile kernels: 1 = row-block slots in order of the requests' seq_len, longest
-                                   first (hn_find_job; B <= HN_LPT_MAX), 0 = request order (MLA_HN_LPT=0) */
+    int32_t hn_lpt;             /* the 64-row raw-tile kernel (s1; the others ignore it): 1 = row-block slots in order of
+                                   the requests' seq_len, longest first (hn_lpt_slot; B <= HN_LPT_MAX), 0 = request
+                                   order (MLA_HN_LPT=0) */
 } hd_params;
 
 /* the raw-tile kernels of `rows` rows a CTA gather pages of fewer keys than this row by row (p.hn_gather;
