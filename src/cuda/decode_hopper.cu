@@ -330,6 +330,8 @@
          (bench/race_probe.cu modes 4 / 5: hazards / none), though the memory model orders both. Racecheck 0
          hazards; H100 same run, 3 rounds, v66d -> v67c: 8K page 1 190 -> 206, 7 204 -> 217, 24 206 -> 217 TF
          (v67 without the barrier: 214.5 / 225.5 / 226.5, session 45)
+     v67d (session 47) instead of pbar, every producer thread arrives on chunks 4-7 itself (their count 128 in
+         hd_decode_kernel_v7_f8_r only, hd_init_bars(rw)); every other kernel's SASS unchanged. H100: see results.md
    Run alone: build/tests/test_cuda_decode_hopper (MLA_BENCH_HOPPER=1 times it, =2 only times).
 
    ---- design -----------------------------------------------------------------------------------
@@ -2079,13 +2081,18 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
                 hd_f8_put(g, 4 + j, r + 32, q, w[2 * j + 1], j < 2 ? cb2 : cb3);
             }
         }
-        /* v67c: where consumer 1 gathers the refills (rw 2, the fast program), the stage's next writer is not
-           the producer: all 128 producer threads pass an mbarrier before lane 0 of each warp closes chunks
-           4-7. __syncwarp then lane 0's arrival orders the other lanes' stores by the memory model, but
-           racecheck credits only each thread's own mbarrier arrivals: 48 write-write hazards against consumer
-           1's copies without it (session 45 v67; bench/race_probe.cu modes 4, 5) */
-        if (rw == 2 && ci) HD_F8_BAR();
-        hd_chunks_done(full0, st, 4, 8, tid);
+        /* v67d: where consumer 1 may gather the refills (rw 2), the stage's next writer is not the producer, and
+           every producer thread closes chunks 4-7 with its own arrival (their count is 128 in that kernel,
+           hd_init_bars). __syncwarp then lane 0's arrival orders the other lanes' stores by the memory model,
+           but racecheck credits only each thread's own mbarrier arrivals: 48 write-write hazards against
+           consumer 1's copies without them (session 45 v67; bench/race_probe.cu modes 4, 5). v67c passed pbar
+           first instead (-4%) */
+        if (rw == 2) {
+            hd_fence_proxy_async();
+            hd_arrive_chunks(full0, st, 4, 8);
+        } else {
+            hd_chunks_done(full0, st, 4, 8, tid);
+        }
         HD_F8_POLL();
         HD_T(2, 3, n);
         if (gt) hd_g_add(p, &gpg, &gr, 4); /* the next tile's first group */
@@ -3346,12 +3353,14 @@ MLA_DEV void hd_consumer_p1(const hd_params &p, const hd_job &J, hd_small *sm, u
  * each later segment, once every barrier of the last one is quiet (all its arrivals and copies done),
  * except qfull, whose phases run on (J.qk). Re-arming completes the odd phases (see below): every
  * waiter counts its parities from 0 in each segment. */
-MLA_DEV void hd_init_bars(const hd_params &p, hd_small *sm, uint32_t sm_u32, int again) {
+MLA_DEV void hd_init_bars(const hd_params &p, hd_small *sm, uint32_t sm_u32, int again, const int rw = 0) {
     const int k = threadIdx.x & 31;
     uint32_t bar, count = 128;
     if (k < 2 * HD_NCH) {
         bar = sm_u32 + (uint32_t)offsetof(hd_small, full) + 8u * k;
         count = p.fp8 ? 4 : (p.tma ? HD_KEYS / p.box : 2); /* FP8 / cp.async: one per producer warp */
+        const int c = k % HD_NCH;
+        if (rw == 2 && c >= 4 && c < 8) count = 128; /* FP8 rows kernel: chunks 4-7 one per producer thread (v67d) */
     } else if (k < 2 * HD_NCH + 2 * HD_PARTS) {
         bar = sm_u32 + (uint32_t)offsetof(hd_small, empty) + 8u * (k - 2 * HD_NCH);
     } else if (k < 26) {
@@ -3804,7 +3813,7 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8, cons
                 sm->job.id = blockIdx.x + blockIdx.y * gridDim.x;
             }
         }
-        if (has) hd_init_bars(p, sm, sm_u32, 0);
+        if (has) hd_init_bars(p, sm, sm_u32, 0, rw);
         if (!p.sched) HD_CT_PRO(23);
         if (has && threadIdx.x == 0) hd_start_early(p, sm, sbase, sm_u32, pg == 1); /* (pg 1: p.ptile where box 64) */
     }
@@ -3861,7 +3870,7 @@ MLA_DEV void hd_decode_body(const hd_params &p, const int p1, const int f8, cons
                 more = sm->more_next;
                 if (more) {
                     if (tid == 0) sm->job = sm->job_next;
-                    hd_init_bars(p, sm, sm_u32, 1);
+                    hd_init_bars(p, sm, sm_u32, 1, rw);
                 }
             }
             HD_CT(19, clock64());
