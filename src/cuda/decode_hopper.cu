@@ -1967,7 +1967,7 @@ MLA_DEV void hd_producer_fp8(const hd_params &p, const hd_job &J, hd_small *sm, 
     }
     /* the FP8 kernel's seesaw program: consumer 1 issues tiles 2.. (hd_pos_refill); the exact program's
        consumers do not */
-    const int ci = f8 && p.tma && rw != 1 && !exact && J.nt > 1; /* (rw 1: v66, the producer issues every tile) */
+    const int ci = f8 && p.tma && !exact && J.nt > 1;
     /* gt: tile n's first group is group gr of page gpg (one division a segment; then four groups a tile) */
     int gpg = 0, gr = 0;
     if (gt) {
@@ -2994,9 +2994,8 @@ MLA_DEV void hd_consumer(const hd_params &p, const hd_job &J, hd_small *sm, uint
             /* warp w's lane 0 issues sub-block w (v29: four lanes of one warp issuing the four 16-row
                sub-blocks of page 16 serialize their copies: +1% against the producer's issuers; a warp
                each: +13%) */
-            /* (rw 1, v66: the producer issues every tile; rw 2, v67: every lane of warp fw gathers its row of
-               sub-block fw, hd_f8_gather) */
-            const int fw = tid >> 5, refill = rw != 1 && p.tma && (rw == 2 || ((tid & 31) == 0 && fw < HD_KEYS / p.box));
+            /* (rw 2, v67: every lane of warp fw gathers its row of sub-block fw, hd_f8_gather) */
+            const int fw = tid >> 5, refill = p.tma && (rw == 2 || ((tid & 31) == 0 && fw < HD_KEYS / p.box));
             /* sub-block fw of tile t + 2 as (page index, row), stepped a pair at a time (v33) */
             const int span = gt ? 16 * p.f8g : p.page_size, pq = HD_KEYS / span, pr = HD_KEYS - pq * span;
             int spi = 0, srow = 0;
@@ -3917,8 +3916,7 @@ __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_f8_gc(const
 }
 /* the same on FP8 pages that neither TMA nor the group tiles take (v66, v67): tiles gathered row by row, tiles 0, 1
    and the exact program's by the producer's four warps (hd_f8_issue_rows), the fast program's tiles 2.. by consumer
-   1's (hd_pos_refill, hd_f8_gather). (rw 1, the producer issuing every tile as v66 did, is kept in the code paths
-   but has no kernel since v67: -10..-13%, session 45 call 9.) */
+   1's (hd_pos_refill, hd_f8_gather). (v66's producer issuing every tile measured 10-13% slower, session 45 call 9.) */
 __global__ void __launch_bounds__(HD_THREADS, 1) hd_decode_kernel_v7_f8_r(const __grid_constant__ hd_params p) {
     hd_decode_body(p, 0, 1, 0, 0, 0, 2);
 }
