@@ -1076,6 +1076,22 @@ static void run_wide(h_rng *r, const int rows) {
         c.nsplits = 3; c.splits[0] = 0; c.splits[1] = 1; c.splits[2] = 5;
         run_case(r, &c);
     }
+    if (rows == 64) { /* v68: every tile past the first flagged by the fast softmax and redone the slow way (the
+                         second publication through pfix, both consumers' phase count): ragged causal with
+                         sinks, splits and a page of 7; the one-chain program, then the exact one */
+        mla_cuda_decode_hopper_force_redo(1);
+        const int q[3] = {2, 1, 2}, s[3] = {1000, 0, 333};
+        hcase c = mk(128, 7, 1, 3, q, s);
+        c.fp8 = 1; c.narrow = rows; c.p1 = 1; c.sink_mode = 1;
+        c.nsplits = 2; c.splits[0] = 0; c.splits[1] = 3;
+        mla_cuda_decode_hopper_force_one(2);
+        run_case(r, &c);
+        mla_cuda_decode_hopper_force_one(0);
+        c.page = 64; c.scales = 3;
+        run_case(r, &c);
+        mla_cuda_decode_hopper_force_one(-1);
+        mla_cuda_decode_hopper_force_redo(-1);
+    }
     mla_cuda_decode_hopper_force_rows(-1);
 }
 

@@ -4350,6 +4350,8 @@ static size_t hd_ws_bytes(const mla_decode_args *a, int nsplit) {
  * key, 10-20 us on H100 at 8K keys a request), which pays only where the kernel is long: at least
  * 3 row blocks of 64 an SM (b=128 h=128 s_q=2 8K: 432 -> 439 TF; s_q=1, 2 blocks an SM: 423 -> 420;
  * b=4: 341 -> 317, session 23). The flags follow the partials in the workspace: [B] u32. */
+static int hd_redo_force = -1;
+extern "C" void mla_cuda_decode_hopper_force_redo(int mode) { hd_redo_force = mode; }
 static int hd_one_force = -1;
 extern "C" void mla_cuda_decode_hopper_force_one(int mode) { hd_one_force = mode; }
 static int hd_hs_one(const mla_ctx *ctx, const mla_decode_args *a, int narrow) {
@@ -4573,6 +4575,7 @@ static mla_status hd_run(mla_ctx *ctx, const mla_decode_args *a, int num_splits,
     hd_rows_last = rows || p.hn_gather;
     static int lpt_env = -1; /* MLA_HN_LPT=0 (A/B): the raw-tile kernels' slots in request order */
     p.hn_lpt = narrow && hd_env_on("MLA_HN_LPT", &lpt_env);
+    p.hs_ovf = hd_redo_force == 1 ? -INFINITY : (float)HS_OVF_T;
     static int f8pf_env = -1; /* MLA_HD_F8_PF=0 (A/B): no L2 prefetch of FP8 tiles */
     p.f8_pf = hd_env_on("MLA_HD_F8_PF", &f8pf_env);
     static int qtma_env = -1; /* MLA_HD_Q_TMA=0 (A/B): Q by cp.async always */

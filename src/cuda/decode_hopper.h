@@ -40,6 +40,9 @@ void mla_cuda_decode_hopper_force_rows(int mode);
 /* Overrides MLA_HS_ONE for the calls that follow: the 64-row raw-tile kernel's one-chain program (with
  * its scan of the scales) 0 never, 1 where the launch is long enough, 2 always; -1: back to the variable. */
 void mla_cuda_decode_hopper_force_one(int mode);
+/* 1: the 64-row raw-tile kernel's fast softmax flags every tile that has a score, so each takes the slow
+ * way again (v68's redo, for the tests); -1 (or 0): only where a score passes the running max by 2^15. */
+void mla_cuda_decode_hopper_force_redo(int mode);
 /* Overrides MLA_HD_FUSE for the calls that follow: the uniform split's combine inside the decode grid
  * (cooperative launch, H % 64 == 0) 0 never, 1 wherever the grid fits, 2 (the default) where it also
  * has at least 64 splits; -1: back to the variable. */

@@ -59,6 +59,13 @@
          16- and 32-row kernels keep request order): in request order a long request's CTAs could be handed
          out last and run alone. H100 same run, 3 rounds, bf16p h128: varlen 8K s_q=2 344 -> 415, s_q=1 268 -> 348,
          4K 327 -> 390 TF; fixed 8K / 16K 439 / 453 unchanged (MLA_HN_LPT=0 for A/B)
+     m1  (s1, session 48, v68) the softmax takes m_n = m_{n-1} on speculation (no max exchange, no barrier),
+         flags a tile where a score passes m_{n-1} + 15, and the owner redoes a flagged tile the old way
+         (hs_softmax). A per-tile trace (HD_TRACE, scripts/s1_tiles.py) had put ~3.3K of the ~4.9K cycles
+         a tile in the owner's softmax, beside the other consumer's S. H100 same run, 3 rounds (two runs),
+         bf16p h128: s_q=2 8K 440 -> 446 / 439 -> 442, 4K 413 -> 421 / 413 -> 418, varlen 420 -> 426 /
+         423 -> 424, s_q=1 429 / 430 unchanged, page 1 386 -> 397 TF. The flag at 2^8 (the old rule):
+         29 of 128 tiles redone, 418 TF
    TFLOPS / bytes as decode_hopper.cu counts them (656 B per key).
 
    ---- design -----------------------------------------------------------------------------------
@@ -142,6 +149,8 @@ typedef struct hn_small {
     int32_t cx;                  /* consumer 1's scale exponent C (after the row arrays: 8-byte pair loads of those) */
     int32_t moved[4];            /* 64-row kernel, tile n % 4: some row's running max moved (O^T needs rescaling) */
     int32_t kmin;                /* 64-row kernel: the smallest key limit over the block's rows (tiles below it need no mask) */
+    int32_t ovf[4];              /* 64-row kernel, tile n % 4: n + 1 where a score of tile n passed m_{n-1} + p.hs_ovf (hs_softmax) */
+    uint64_t pfix;               /* 64-row kernel: a flagged tile's redone P, scale table and max published (128) */
 } hn_small;
 
 #define HN_SMEM_BYTES (1024 + HN_BIG + (int)sizeof(hn_small))
@@ -181,8 +190,26 @@ MLA_DEV unsigned hn_smid(void) {
     asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
     return s;
 }
+/* s1's per-tile events of one CTA (HS_TRACE_CTA), thread 0 of each consumer: [c][tile][ev] = clock64;
+ * ev 0 S begins (tile landed), 1 S done, 2 softmax begins, 3 softmax done, 4 P.V begins (its waits
+ * passed), 5 P.V done, 6 the tile redone (v68), 8-13 inside the softmax (scores, m_n, exp2, P' stored,
+ * pready arrived, row sums; the last pass where redone); hn_trace_dump writes them as <path>t (scripts/s1_tiles.py reads them) */
+#ifndef HS_TRACE_CTA
+#define HS_TRACE_CTA 100
+#endif
+#define HS_TTILES 512
+__device__ unsigned long long hs_trace_buf[2][HS_TTILES][16];
+#define HS_T(c, ev, n)                                                                            \
+    do {                                                                                          \
+        const unsigned long long hs_c_ = clock64();                                               \
+        const int hs_ok_ = blockIdx.x + blockIdx.y * gridDim.x == HS_TRACE_CTA && (threadIdx.x & 127) == 0 && \
+                           (unsigned)(n) < HS_TTILES;                                             \
+        asm volatile("{\n .reg .pred p;\n setp.ne.s32 p, %0, 0;\n @p st.global.u64 [%1], %2;\n}\n" ::"r"(hs_ok_), \
+                     "l"(&hs_trace_buf[(c) & 1][(unsigned)(n) & (HS_TTILES - 1)][ev]), "l"(hs_c_) : "memory"); \
+    } while (0)
 #else
 #define HN_CT(slot, val) do { } while (0)
+#define HS_T(c, ev, n) do { } while (0)
 #endif
 
 /* D[64x16] (+)= A[64x16] B[16x16], f16: A from registers (m64k16 fragment), B K-major in smem */
@@ -513,6 +540,8 @@ MLA_DEV int hn_start(const hd_params &p, hn_small *sh, uint8_t *sm, const int NR
         hd_mbar_init(smem_u32(&sh->oxready), 128u);
         hd_mbar_init(smem_u32(&sh->pready[0]), 128u);
         hd_mbar_init(smem_u32(&sh->pready[1]), 128u);
+        hd_mbar_init(smem_u32(&sh->pfix), 128u);
+        sh->ovf[0] = sh->ovf[1] = sh->ovf[2] = sh->ovf[3] = 0;
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
@@ -1318,7 +1347,8 @@ __global__ void __launch_bounds__(HN_THREADS, 1) hn_decode_kernel_w1_r(const __g
        the key's largest, as one chain with the scales folded into K' (hs_scores_1c, exact there);
      softmax (owner): y = x + e_k (the 32-row kernel's per-key exponent), the tile max per row
        across the four warps, the running max m_n published in a ring (lazy: it moves only when the
-       tile max passes it by more than 2^8, and a per-tile flag says whether any row moved),
+       tile max passes it by more than 2^8, and a per-tile flag says whether any row moved; since
+       v68 the tile max is taken only on tile 0 and where a score passes m_{n-1} + 15, see hs_softmax),
        P' = exp2(y - m_n) as one f16 term (MLA_PRECISION_BF16_P only, as the 32-row kernel), the
        f16 scale table of V, and P'^T stored by stmatrix; then pready[n % 2];
      P.V (both consumers, every tile in order): O^T_c *= exp2(m_{n-1} - m_n) (only on tiles where a
@@ -1526,12 +1556,17 @@ MLA_DEV void hs_pv_load(const uint8_t *raw, const uint16_t *svp, int off, int c,
  * program): each group's shared-memory words loaded a group ahead (group 0's under the rescale);
  * alone, on the exact program, that measured 2.5% slower (session 22). */
 MLA_DEV void hs_pv(hn_small *sh, const uint8_t *sm, uint32_t sbase, float (*o)[32], int u, int c, int w, int g, int cq,
-                   const int ahead) {
+                   const int ahead, int &nfix) {
     hd_mbar_wait(smem_u32(&sh->landed[u % HS_STAGES]), (uint32_t)((u / HS_STAGES) & 1)); /* passed (the owner's S waited) */
     hd_mbar_wait(smem_u32(&sh->pready[u & 1]), (uint32_t)((u >> 1) & 1));
+    if (*(volatile const int32_t *)&sh->ovf[u & 3] == u + 1) { /* the owner redid the tile (rare): its second publication */
+        hd_mbar_wait(smem_u32(&sh->pfix), (uint32_t)(nfix & 1));
+        nfix++;
+    }
+    HS_T(c, 4, u);
     uint32_t r[2][4], mm[2][2];
     if (ahead) /* group 0's words under the rescale */
-        hs_pv_load(sm + HS_RAW0 + (u % HS_STAGES) * HN_STAGE, &sh->sv[0][u & 1][0][0], 32 * w + 4 * g, c, cq, 0, r, mm);
+        hs_pv_load(sm + HS_RAW0 + (u % HS_STAGES) * HN_STAGE, &sh->sv[(u >> 1) & 1][u & 1][0][0], 32 * w + 4 * g, c, cq, 0, r, mm);
     const float *mxr = (const float *)(sm + HS_MX);
     if (sh->moved[u & 3]) {
         float al[16];
@@ -1552,7 +1587,7 @@ MLA_DEV void hs_pv(hn_small *sh, const uint8_t *sm, uint32_t sbase, float (*o)[3
         }
     }
     const uint8_t *raw = sm + HS_RAW0 + (u % HS_STAGES) * HN_STAGE;
-    const uint16_t *svp = &sh->sv[0][u & 1][0][0];
+    const uint16_t *svp = &sh->sv[(u >> 1) & 1][u & 1][0][0];
     const uint64_t dpt = hd_desc(sbase + HS_P0 + (u & 1) * HS_PT, 16, 1024); /* k-step ks: + 32 ks / 16 */
     const int off = 32 * w + 4 * g;
     uint32_t va[2][4][4];
@@ -1586,12 +1621,25 @@ MLA_DEV void hs_pv(hn_small *sh, const uint8_t *sm, uint32_t sbase, float (*o)[3
 #pragma unroll
     for (int m = 0; m < 4; m++) hd_pin(o[m], 32);
     hd_mbar_arrive(smem_u32(&sh->empty[u % HS_STAGES]));
+    HS_T(c, 5, u);
 }
 
 /* The owner's softmax of tile n (S^T 2^-qexp in sa): scores, the running max m_n (ring), P' by
- * stmatrix, the scale table; this lane's row sums (rows 8g + 2cq + e, at the max mown); then pready. */
+ * stmatrix, the scale table; this lane's row sums (rows 8g + 2cq + e, at the max mown); then pready
+ * (pfix where redo). Two ways to m_n (v68, session 48):
+ *   slow (tile 0, and a redo): each warp's tile max per row, exchanged through shared memory, the
+ *     lazy move (m_n = that max where it passes m_{n-1} by more than 2^8), and the consumer's OR of
+ *     "some row moved", two barriers of the four warps;
+ *   fast (every other tile): m_n = m_{n-1} taken on speculation, no barrier: each warp checks its own
+ *     scores against m_{n-1} + p.hs_ovf (2^15 by default: P' <= 2^15 in f16, same relative rounding
+ *     as below 2^8) and flags the tile (sh->ovf) where one passes it; the readers of P (hs_pv, and
+ *     the owner's own check in hs_tiles) see the flag after pready, and the owner then redoes the
+ *     tile the slow way (so a flagged tile moves the max as before).
+ * With the flag at 2^8 (the slow way's own rule) 29 of 128 tiles were redone at 8K in the bench and
+ * the kernel lost 5%; at 2^15, 3 of 128 (session 48). */
 MLA_DEV void hs_softmax(const hd_params &p, hn_small *sh, uint8_t *sm, uint32_t sbase, const float sa[32], int n, int c, int w,
-                        int g, int cq, int tid, float lrow[2], float mown[2]) {
+                        int g, int cq, int tid, float lrow[2], float mown[2], const int redo) {
+    const int slow = redo || n == 0;
     const int s = n % HS_STAGES, t0 = 16 * w + g, seq = sh->seq, lane = tid & 31;
     uint8_t *raw = sm + HS_RAW0 + s * HN_STAGE;
     float *mxr = (float *)(sm + HS_MX);
@@ -1626,62 +1674,91 @@ MLA_DEV void hs_softmax(const hd_params &p, hn_small *sh, uint8_t *sm, uint32_t 
             }
         }
     }
-#pragma unroll
-    for (int j = 0; j < 8; j++) {
-        u[2 * j] = fmaxf(y[4 * j], y[4 * j + 2]);
-        u[2 * j + 1] = fmaxf(y[4 * j + 1], y[4 * j + 3]);
-    }
-    hs_rs(u, g, 1, mt);
-    const int qr = 8 * g + 2 * cq; /* this lane's rows after the reduce-scatter: qr, qr + 1 */
-    *(float2 *)&sh->red[0][n & 1][w][qr] = make_float2(mt[0], mt[1]);
-    HD_BAR_R(1 + c, 128);
-    { /* V's scale table: thread cq writes block cq of its two keys, f16 of s 2^-e_k (after the barrier:
-         this consumer's reads of the table two tiles ago are behind it) */
+    { /* V's scale table: thread cq writes block cq of its two keys, f16 of s 2^-e_k (four buffers: the
+         readers of tile n - 4's, both consumers' P.V, are behind pready n - 1, which this consumer waited) */
         const float f0 = hw_pow2(-e0), f1 = hw_pow2(-e1);
         const float u0 = cq == 0 ? sc0.x : cq == 1 ? sc0.y : cq == 2 ? sc0.z : sc0.w;
         const float u1 = cq == 0 ? sc1.x : cq == 1 ? sc1.y : cq == 2 ? sc1.z : sc1.w;
-        sh->sv[0][n & 1][cq][t0] = __half_as_ushort(__float2half_rn(u0 * f0));
-        sh->sv[0][n & 1][cq][t0 + 8] = __half_as_ushort(__float2half_rn(u1 * f1));
+        sh->sv[(n >> 1) & 1][n & 1][cq][t0] = __half_as_ushort(__float2half_rn(u0 * f0));
+        sh->sv[(n >> 1) & 1][n & 1][cq][t0 + 8] = __half_as_ushort(__float2half_rn(u1 * f1));
     }
-    /* keys that do not exist: latent bytes zeroed before P.V (f16 keeps e4m3 NaN; 0 * NaN). Every warp
-       of the owner is done reading the tile's K (the barrier above). */
+    /* keys that do not exist: latent bytes zeroed before P.V (f16 keeps e4m3 NaN; 0 * NaN); each warp its
+       own 16 keys, whose K only its S read */
     {
         const int nval = seq - key0;
         if (nval < HN_KEYS || okm != ~0ull) {
-            for (int k = tid & 127; k < HN_KEYS * 32; k += 128) {
-                const int key = k >> 5, j = (k >> 2) & 7, q4 = k & 3;
+            __syncwarp(); /* the warp's K loads (its S) before the stores */
+            for (int k = lane; k < 16 * 32; k += 32) {
+                const int key = 16 * w + (k >> 5), j = (k >> 2) & 7, q4 = k & 3;
                 if (key >= nval || !((okm >> key) & 1)) *(uint4 *)(raw + key * HN_ROW + 64 * j + 16 * q4) = make_uint4(0u, 0u, 0u, 0u);
             }
         }
     }
-    uint32_t mv = 0u;
-    {
-        float mn[2];
+    HS_T(c, 8, n);
+    const int qr = 8 * g + 2 * cq; /* this lane's rows for the row sums: qr, qr + 1 */
+    float base[16];
+    if (!slow) { /* m_n = m_{n-1}; the flag where a score passes m_{n-1} + p.hs_ovf (the loads of m_{n-1}
+                    hoisted above the scale table's stores, or those stores moved below: ptxas spilled
+                    2-4x more in the loop, and the latter measured 3% slower, session 48) */
+        const float *mo = mxr + ((n - 1) & 3) * HS_ROWS;
+        const float2 mq = *(const float2 *)(mo + qr);
+        int ov = 0;
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            const float2 m2 = *(const float2 *)(mo + 8 * j + 2 * cq);
+#pragma unroll
+            for (int k = 0; k < 4; k++) ov |= y[4 * j + k] > ((k & 1) ? m2.y : m2.x) + p.hs_ovf;
+            base[2 * j] = m2.x == -INFINITY ? 0.f : m2.x;
+            base[2 * j + 1] = m2.y == -INFINITY ? 0.f : m2.y;
+        }
+        if (__any_sync(0xffffffffu, ov) && lane == 0) *(volatile int32_t *)&sh->ovf[n & 3] = n + 1;
 #pragma unroll
         for (int e = 0; e < 2; e++) {
-            const int q = qr + e;
-            const float m4 = fmaxf(fmaxf(sh->red[0][n & 1][0][q], sh->red[0][n & 1][1][q]), fmaxf(sh->red[0][n & 1][2][q], sh->red[0][n & 1][3][q]));
-            const float mo = n > 0 ? mxr[((n - 1) & 3) * HS_ROWS + q] : -INFINITY;
-            /* lazy: the max moves only when a score passes it by more than 2^8 (P' <= 2^8 in f16) */
-            mn[e] = m4 > mo + 8.f ? m4 : mo;
-            mv |= mn[e] != mo;
-            lrow[e] *= mn[e] == -INFINITY ? 1.f : hd_ex2(mown[e] - mn[e]);
-            mown[e] = mn[e];
+            const float mn = e ? mq.y : mq.x;
+            lrow[e] *= mn == -INFINITY ? 1.f : hd_ex2(mown[e] - mn);
+            mown[e] = mn;
         }
-        if (w == 0) *(float2 *)(mxr + (n & 3) * HS_ROWS + qr) = make_float2(mn[0], mn[1]);
-    }
-    /* m_n of every row; whether any moved */
-    if (c == 0) HD_BAR_OR(1, 128, mv, mv); else HD_BAR_OR(2, 128, mv, mv);
-    if ((tid & 127) == 0) sh->moved[n & 3] = (int)mv;
-    float base[16];
+        if (w == 0) *(float2 *)(mxr + (n & 3) * HS_ROWS + qr) = mq;
+        if ((tid & 127) == 0) sh->moved[n & 3] = 0;
+    } else { /* tile 0, or a redo: the tile max over the four warps */
 #pragma unroll
-    for (int j = 0; j < 8; j++) {
-        const float2 b2 = *(const float2 *)(mxr + (n & 3) * HS_ROWS + 8 * j + 2 * cq);
-        base[2 * j] = b2.x == -INFINITY ? 0.f : b2.x;
-        base[2 * j + 1] = b2.y == -INFINITY ? 0.f : b2.y;
+        for (int j = 0; j < 8; j++) {
+            u[2 * j] = fmaxf(y[4 * j], y[4 * j + 2]);
+            u[2 * j + 1] = fmaxf(y[4 * j + 1], y[4 * j + 3]);
+        }
+        hs_rs(u, g, 1, mt);
+        *(float2 *)&sh->red[0][n & 1][w][qr] = make_float2(mt[0], mt[1]);
+        HD_BAR_R(1 + c, 128);
+        uint32_t mv = 0u;
+        {
+            float mn[2];
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                const int q = qr + e;
+                const float m4 = fmaxf(fmaxf(sh->red[0][n & 1][0][q], sh->red[0][n & 1][1][q]), fmaxf(sh->red[0][n & 1][2][q], sh->red[0][n & 1][3][q]));
+                const float mo = n > 0 ? mxr[((n - 1) & 3) * HS_ROWS + q] : -INFINITY;
+                /* lazy: the max moves only when a score passes it by more than 2^8 (P' <= 2^8 in f16) */
+                mn[e] = m4 > mo + 8.f ? m4 : mo;
+                mv |= mn[e] != mo;
+                lrow[e] *= mn[e] == -INFINITY ? 1.f : hd_ex2(mown[e] - mn[e]);
+                mown[e] = mn[e];
+            }
+            if (w == 0) *(float2 *)(mxr + (n & 3) * HS_ROWS + qr) = make_float2(mn[0], mn[1]);
+        }
+        /* m_n of every row; whether any moved */
+        if (c == 0) HD_BAR_OR(1, 128, mv, mv); else HD_BAR_OR(2, 128, mv, mv);
+        if ((tid & 127) == 0) sh->moved[n & 3] = (int)mv;
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            const float2 b2 = *(const float2 *)(mxr + (n & 3) * HS_ROWS + 8 * j + 2 * cq);
+            base[2 * j] = b2.x == -INFINITY ? 0.f : b2.x;
+            base[2 * j + 1] = b2.y == -INFINITY ? 0.f : b2.y;
+        }
     }
+    HS_T(c, 9, n);
 #pragma unroll
     for (int i = 0; i < 32; i++) y[i] = hd_ex2(y[i] - base[2 * (i >> 2) + (i & 1)]);
+    HS_T(c, 10, n);
     { /* P' as f16, transposed into [64 rows][64 keys] by stmatrix .trans: matrix (j, h) = keys 16w + 8h ..,
          rows 8j ..; one x4 store per 16 rows */
         const int mi = lane >> 3, jr = lane & 7;
@@ -1700,8 +1777,10 @@ MLA_DEV void hs_softmax(const hd_params &p, hn_small *sh, uint8_t *sm, uint32_t 
                          "r"(hv[0]), "r"(hv[1]), "r"(hv[2]), "r"(hv[3]) : "memory");
         }
     }
+    HS_T(c, 11, n);
     hd_fence_proxy_async();
-    hd_mbar_arrive(smem_u32(&sh->pready[n & 1]));
+    hd_mbar_arrive(smem_u32(redo ? &sh->pfix : &sh->pready[n & 1]));
+    HS_T(c, 12, n);
     { /* row sums: P' 2^-e_k = exp2(x - m); after P's hand-over, off the other consumer's wait for it */
         const float g0 = hw_pow2(-e0), g1 = hw_pow2(-e1);
         float ls[2];
@@ -1714,6 +1793,7 @@ MLA_DEV void hs_softmax(const hd_params &p, hn_small *sh, uint8_t *sm, uint32_t 
         lrow[0] += ls[0];
         lrow[1] += ls[1];
     }
+    HS_T(c, 13, n);
 }
 
 /* 1 when hs_scores_1c's K' is exact for a key with these four scales: the largest |s| a normal float
@@ -1776,17 +1856,32 @@ MLA_DEV void hs_tiles(const hd_params &p, hn_small *sh, uint8_t *sm, uint32_t sb
                       int nt, int tid, const int prog) {
     const int c = tid >> 7, w = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, cq = lane & 3;
     float sa[32];
+    int nfix = 0; /* flagged tiles seen (hs_pv): pfix's phase */
     for (int u = 0; u < nt; u++) {
         const int own = (u & 1) == c, sn = own ? (u == 0 ? 0 : -1) : u + 1;
         if (sn >= 0 && sn < nt) {
             const int s = sn % HS_STAGES;
             hd_mbar_wait(smem_u32(&sh->landed[s]), (uint32_t)((sn / HS_STAGES) & 1));
+            HS_T(c, 0, sn);
             if (sn == 0 && tid == 0) HN_CT(6, clock64());
             if (prog == HS_ONE) hs_scores_1c(sm + HS_RAW0 + s * HN_STAGE, sbase, 16 * w + g, cq, sa);
             else hs_scores(sm + HS_RAW0 + s * HN_STAGE, sbase, 16 * w + g, cq, sa);
+            HS_T(c, 1, sn);
         }
-        if (own) hs_softmax(p, sh, sm, sbase, sa, u, c, w, g, cq, tid, lrow, mown);
-        hs_pv(sh, sm, sbase, o, u, c, w, g, cq, prog == HS_ONE);
+        if (own) { /* the softmax, and where its fast way flagged the tile (sh->ovf after pready), once more the slow way */
+            HS_T(c, 2, u);
+            const float l0 = lrow[0], l1 = lrow[1], m0 = mown[0], m1 = mown[1];
+            for (int redo = 0;; redo = 1) {
+                hs_softmax(p, sh, sm, sbase, sa, u, c, w, g, cq, tid, lrow, mown, redo);
+                if (redo || u == 0) break;
+                hd_mbar_wait(smem_u32(&sh->pready[u & 1]), (uint32_t)((u >> 1) & 1));
+                if (*(volatile const int32_t *)&sh->ovf[u & 3] != u + 1) break;
+                lrow[0] = l0; lrow[1] = l1; mown[0] = m0; mown[1] = m1;
+                HS_T(c, 6, u);
+            }
+            HS_T(c, 3, u);
+        }
+        hs_pv(sh, sm, sbase, o, u, c, w, g, cq, prog == HS_ONE, nfix);
         if (u == 0 && tid == 0) HN_CT(7, clock64());
     }
 }
@@ -1938,6 +2033,23 @@ int hn_trace_dump(const char *path) {
         fclose(f);
     }
     memset(cb, 0, sizeof cb);
+    { /* s1's per-tile events: "c ev tile clock" */
+        static unsigned long long tb[2][HS_TTILES][16];
+        if (cudaMemcpyFromSymbol(tb, hs_trace_buf, sizeof tb) == cudaSuccess) {
+            char pt[1024];
+            snprintf(pt, sizeof pt, "%st", path);
+            FILE *ft = strcmp(path, "/dev/null") ? fopen(pt, "w") : NULL;
+            if (ft) {
+                for (int r = 0; r < 2; r++)
+                    for (int n = 0; n < HS_TTILES; n++)
+                        for (int e = 0; e < 16; e++)
+                            if (tb[r][n][e]) fprintf(ft, "%d %d %d %llu\n", r, e, n, tb[r][n][e]);
+                fclose(ft);
+            }
+            memset(tb, 0, sizeof tb);
+            cudaMemcpyToSymbol(hs_trace_buf, tb, sizeof tb);
+        }
+    }
     return cudaMemcpyToSymbol(hn_cta_buf, cb, sizeof cb) == cudaSuccess ? 0 : -1;
 #else
     (void)path;

@@ -13,6 +13,9 @@
 #include "common.cuh"
 
 /* Kernel parameters: sizes, then pointers (shape in the comment), strides, derived values. */
+#ifndef HS_OVF_T
+#define HS_OVF_T 15 /* s1's fast softmax keeps m_{n-1} while every score stays within 2^HS_OVF_T of it (P' <= 2^15 in f16) */
+#endif
 typedef struct hd_params {
     CUtensorMap kv_map;         /* tma: the cache as [num_pages][page_size][576] bf16, box 64x64x1, 128B swizzle;
                                    FP8: [num_pages][page_size][656] bytes, box 64x64x1 (one latent slot), no swizzle */
@@ -99,6 +102,8 @@ typedef struct hd_params {
     int32_t hn_lpt;             /* the 64-row raw-tile kernel (s1; the others ignore it): 1 = row-block slots in order of
                                    the requests' seq_len, longest first (hn_lpt_slot; B <= HN_LPT_MAX), 0 = request
                                    order (MLA_HN_LPT=0) */
+    float hs_ovf;               /* s1's fast softmax flags a tile for its slow redo where a score passes m_{n-1} + hs_ovf
+                                   (HS_OVF_T; -inf: every tile with a score, mla_cuda_decode_hopper_force_redo) */
 } hd_params;
 
 /* the raw-tile kernels of `rows` rows a CTA gather pages of fewer keys than this row by row (p.hn_gather;
