@@ -552,16 +552,12 @@ static_assert(HD_PRODUCER_REGS + 2 * HD_CONSUMER_REGS <= 3 * ((65536 / HD_THREAD
 /* [role][tile][event] = clock64 (0: not recorded); a plain store, no counter (a global counter's
    dependent load stalled the traced warp ~500 cycles per event) */
 __device__ unsigned long long hd_trace_buf[3][HD_TRACE_TILES][HD_TRACE_EV];
-/* the store is predicated inside one asm statement: a divergent branch around it (with wgmma in
-   flight) made ptxas serialize every wgmma of the kernel (C7520), so the trace showed another program */
+/* the store predicated (hd_trace_st) */
 #define HD_T(role, ev, n)                                                                         \
-    do {                                                                                          \
-        const unsigned long long hd_c_ = clock64();                                               \
-        const int hd_ok_ = blockIdx.x + blockIdx.y * gridDim.x == HD_TRACE_CTA && (threadIdx.x & 127) == 0 && \
-                           (unsigned)(n) < HD_TRACE_TILES;                                        \
-        asm volatile("{\n .reg .pred p;\n setp.ne.s32 p, %0, 0;\n @p st.global.u64 [%1], %2;\n}\n" ::"r"(hd_ok_), \
-                     "l"(&hd_trace_buf[role][(unsigned)(n) & (HD_TRACE_TILES - 1)][ev]), "l"(hd_c_) : "memory"); \
-    } while (0)
+    hd_trace_st(&hd_trace_buf[role][(unsigned)(n) & (HD_TRACE_TILES - 1)][ev],                    \
+                blockIdx.x + blockIdx.y * gridDim.x == HD_TRACE_CTA && (threadIdx.x & 127) == 0 &&  \
+                    (unsigned)(n) < HD_TRACE_TILES,                                               \
+                clock64())
 /* per-CTA timeline (all CTAs, first 4096 of the grid): [cta][slot] = clock64 of one thread;
    slots (HD_CT: thread 0 of a role; HD_CT1: the calling thread): 0 entry, 1 smid, 2 consumer 0 has
    Q, 3 consumer 0 issues its first S, 4 consumer 0 enters hd_finish, 5 consumer 0 leaves it,
@@ -590,10 +586,7 @@ __device__ unsigned long long hd_cta_buf[HD_CTAS][HD_CT_SLOTS];
 #define HD_CT_ID(idv, slot, val, cond)                                                            \
     do {                                                                                          \
         const unsigned hd_i_ = (unsigned)(idv);                                                   \
-        const unsigned long long hd_v_ = (val);                                                   \
-        const int hd_ok_ = hd_i_ < HD_CTAS && (cond);                                             \
-        asm volatile("{\n .reg .pred p;\n setp.ne.s32 p, %0, 0;\n @p st.global.u64 [%1], %2;\n}\n" ::"r"(hd_ok_), \
-                     "l"(&hd_cta_buf[hd_i_ & (HD_CTAS - 1)][slot]), "l"(hd_v_) : "memory"); \
+        hd_trace_st(&hd_cta_buf[hd_i_ & (HD_CTAS - 1)][slot], hd_i_ < HD_CTAS && (cond), (val));   \
     } while (0)
 MLA_DEV unsigned long long hd_gtime() {
     unsigned long long g;

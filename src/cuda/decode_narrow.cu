@@ -175,10 +175,7 @@ __device__ unsigned long long hn_cta_buf[HN_CTAS][HN_CT_SLOTS];
 #define HN_CT(slot, val)                                                                          \
     do {                                                                                          \
         const unsigned hn_i_ = blockIdx.x + blockIdx.y * gridDim.x;                               \
-        const unsigned long long hn_v_ = (val);                                                   \
-        const int hn_ok_ = hn_i_ < HN_CTAS && (threadIdx.x & 127) == 0;                           \
-        asm volatile("{\n .reg .pred p;\n setp.ne.s32 p, %0, 0;\n @p st.global.u64 [%1], %2;\n}\n" ::"r"(hn_ok_), \
-                     "l"(&hn_cta_buf[hn_i_ & (HN_CTAS - 1)][slot]), "l"(hn_v_) : "memory"); \
+        hd_trace_st(&hn_cta_buf[hn_i_ & (HN_CTAS - 1)][slot], hn_i_ < HN_CTAS && (threadIdx.x & 127) == 0, (val)); \
     } while (0)
 MLA_DEV unsigned long long hn_gtimer(void) {
     unsigned long long t;
@@ -200,13 +197,10 @@ MLA_DEV unsigned hn_smid(void) {
 #define HS_TTILES 512
 __device__ unsigned long long hs_trace_buf[2][HS_TTILES][16];
 #define HS_T(c, ev, n)                                                                            \
-    do {                                                                                          \
-        const unsigned long long hs_c_ = clock64();                                               \
-        const int hs_ok_ = blockIdx.x + blockIdx.y * gridDim.x == HS_TRACE_CTA && (threadIdx.x & 127) == 0 && \
-                           (unsigned)(n) < HS_TTILES;                                             \
-        asm volatile("{\n .reg .pred p;\n setp.ne.s32 p, %0, 0;\n @p st.global.u64 [%1], %2;\n}\n" ::"r"(hs_ok_), \
-                     "l"(&hs_trace_buf[(c) & 1][(unsigned)(n) & (HS_TTILES - 1)][ev]), "l"(hs_c_) : "memory"); \
-    } while (0)
+    hd_trace_st(&hs_trace_buf[(c) & 1][(unsigned)(n) & (HS_TTILES - 1)][ev],                      \
+                blockIdx.x + blockIdx.y * gridDim.x == HS_TRACE_CTA && (threadIdx.x & 127) == 0 &&  \
+                    (unsigned)(n) < HS_TTILES,                                                    \
+                clock64())
 #else
 #define HN_CT(slot, val) do { } while (0)
 #define HS_T(c, ev, n) do { } while (0)

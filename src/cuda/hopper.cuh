@@ -231,6 +231,12 @@ MLA_DEV void hd_pin(float *d, int n) {
 }
 
 /* 128B-swizzle shared-memory matrix descriptor */
+/* HD_TRACE builds' timeline stores: v at addr where ok, the predicate inside one asm statement (a
+ * divergent branch around the store, with wgmma in flight, made ptxas serialize every wgmma of the
+ * kernel, C7520, so the trace showed another program) */
+MLA_DEV void hd_trace_st(unsigned long long *addr, int ok, unsigned long long v) {
+    asm volatile("{\n .reg .pred p;\n setp.ne.s32 p, %0, 0;\n @p st.global.u64 [%1], %2;\n}\n" ::"r"(ok), "l"(addr), "l"(v) : "memory");
+}
 MLA_DEV uint64_t hd_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
     return (uint64_t)((addr & 0x3FFFFu) >> 4) | ((uint64_t)(lbo >> 4) << 16) | ((uint64_t)(sbo >> 4) << 32) |
            (1ull << 62);
