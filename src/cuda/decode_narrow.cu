@@ -1543,6 +1543,9 @@ MLA_DEV void hs_pv_load(const uint8_t *raw, const uint16_t *svp, int off, int c,
     }
 }
 
+/* 1 when the owner's fast softmax flagged tile u (read after pready u: then the owner redoes it, pfix) */
+MLA_DEV int hs_flagged(const hn_small *sh, int u) { return *(volatile const int32_t *)&sh->ovf[u & 3] == u + 1; }
+
 /* P.V of tile u by consumer c (both consumers, every tile, in order): once the owner published it,
  * O^T (this consumer's blocks 2c, 2c + 1) rescaled by exp2(m_{u-1} - m_u) per row, then
  * O^T += V'^T P'^T (V' = f16(e4m3) * the f16 scale table; keys 16ks + 2cq, +1, +8, +9 of columns
@@ -1553,7 +1556,7 @@ MLA_DEV void hs_pv(hn_small *sh, const uint8_t *sm, uint32_t sbase, float (*o)[3
                    const int ahead, int &nfix) {
     hd_mbar_wait(smem_u32(&sh->landed[u % HS_STAGES]), (uint32_t)((u / HS_STAGES) & 1)); /* passed (the owner's S waited) */
     hd_mbar_wait(smem_u32(&sh->pready[u & 1]), (uint32_t)((u >> 1) & 1));
-    if (*(volatile const int32_t *)&sh->ovf[u & 3] == u + 1) { /* the owner redid the tile (rare): its second publication */
+    if (hs_flagged(sh, u)) { /* the owner redid the tile (rare): its second publication */
         hd_mbar_wait(smem_u32(&sh->pfix), (uint32_t)(nfix & 1));
         nfix++;
     }
@@ -1869,7 +1872,7 @@ MLA_DEV void hs_tiles(const hd_params &p, hn_small *sh, uint8_t *sm, uint32_t sb
                 hs_softmax(p, sh, sm, sbase, sa, u, c, w, g, cq, tid, lrow, mown, redo);
                 if (redo || u == 0) break;
                 hd_mbar_wait(smem_u32(&sh->pready[u & 1]), (uint32_t)((u >> 1) & 1));
-                if (*(volatile const int32_t *)&sh->ovf[u & 3] != u + 1) break;
+                if (!hs_flagged(sh, u)) break;
                 lrow[0] = l0; lrow[1] = l1; mown[0] = m0; mown[1] = m1;
                 HS_T(c, 6, u);
             }

@@ -12,10 +12,11 @@
 
 #include "common.cuh"
 
-/* Kernel parameters: sizes, then pointers (shape in the comment), strides, derived values. */
 #ifndef HS_OVF_T
 #define HS_OVF_T 15 /* s1's fast softmax keeps m_{n-1} while every score stays within 2^HS_OVF_T of it (P' <= 2^15 in f16) */
 #endif
+
+/* Kernel parameters: sizes, then pointers (shape in the comment), strides, derived values. */
 typedef struct hd_params {
     CUtensorMap kv_map;         /* tma: the cache as [num_pages][page_size][576] bf16, box 64x64x1, 128B swizzle;
                                    FP8: [num_pages][page_size][656] bytes, box 64x64x1 (one latent slot), no swizzle */
@@ -230,13 +231,13 @@ MLA_DEV void hd_pin(float *d, int n) {
     for (int i = 0; i < n; i++) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-/* 128B-swizzle shared-memory matrix descriptor */
 /* HD_TRACE builds' timeline stores: v at addr where ok, the predicate inside one asm statement (a
  * divergent branch around the store, with wgmma in flight, made ptxas serialize every wgmma of the
  * kernel, C7520, so the trace showed another program) */
 MLA_DEV void hd_trace_st(unsigned long long *addr, int ok, unsigned long long v) {
     asm volatile("{\n .reg .pred p;\n setp.ne.s32 p, %0, 0;\n @p st.global.u64 [%1], %2;\n}\n" ::"r"(ok), "l"(addr), "l"(v) : "memory");
 }
+/* 128B-swizzle shared-memory matrix descriptor */
 MLA_DEV uint64_t hd_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
     return (uint64_t)((addr & 0x3FFFFu) >> 4) | ((uint64_t)(lbo >> 4) << 16) | ((uint64_t)(sbo >> 4) << 32) |
            (1ull << 62);
